@@ -266,7 +266,6 @@ pub fn invalid_status_message(qualified_kind: &str, name: &str, errors: &[FieldE
 }
 
 /// Appends a child field name to a path (`field.Path.Child`).
-#[allow(dead_code)] // used by the schema module (in progress)
 pub(crate) fn child(path: &str, name: &str) -> String {
     if path.is_empty() {
         name.to_string()

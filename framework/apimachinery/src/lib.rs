@@ -16,6 +16,7 @@
 mod field;
 mod fields;
 mod labels;
+mod schema;
 mod validation;
 
 pub use field::{FieldError, FieldErrorKind, aggregate_message, invalid_status_message};
@@ -23,6 +24,10 @@ pub use fields::{
     FieldOperator, FieldRequirement, FieldSelector, FieldsError, escape_value, unescape_value,
 };
 pub use labels::{LabelsError, Operator, Requirement, Selector};
+pub use schema::{
+    AdditionalProperties, MAX_SCHEMA_DEPTH, Pattern, SchemaError, Structural, default,
+    drop_non_nullable_nulls, prune, validate, validate_schema,
+};
 pub use validation::{
     DNS1035_LABEL_MAX_LENGTH, DNS1123_LABEL_MAX_LENGTH, DNS1123_SUBDOMAIN_MAX_LENGTH,
     LABEL_VALUE_MAX_LENGTH, TOTAL_ANNOTATION_SIZE_LIMIT, is_dns1035_label, is_dns1123_label,
