@@ -15,6 +15,7 @@
 
 mod field;
 mod fields;
+mod jsonpath;
 mod labels;
 mod schema;
 mod validation;
@@ -23,6 +24,7 @@ pub use field::{FieldError, FieldErrorKind, aggregate_message, invalid_status_me
 pub use fields::{
     FieldOperator, FieldRequirement, FieldSelector, FieldsError, escape_value, unescape_value,
 };
+pub use jsonpath::{JsonPath, JsonPathError, format_cell, human_duration, parse_rfc3339};
 pub use labels::{LabelsError, Operator, Requirement, Selector};
 pub use schema::{
     AdditionalProperties, MAX_SCHEMA_DEPTH, Pattern, SchemaError, Structural, default,

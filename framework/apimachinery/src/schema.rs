@@ -7,7 +7,7 @@
 //! The usual order for a request body is prune, drop nulls, default, then validate.
 
 mod check;
-mod formats;
+pub(crate) mod formats;
 mod mutate;
 mod parse;
 mod validate;

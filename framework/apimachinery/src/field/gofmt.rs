@@ -203,7 +203,6 @@ fn write_json_string(s: &str, out: &mut String) {
 
 /// Renders a value as Go's `fmt.Sprint` would render the decoded `interface{}`: strings raw,
 /// numbers and booleans plainly, `<nil>` for null, maps and slices in Go syntax.
-#[allow(dead_code)] // used by the jsonpath module (in progress)
 pub(crate) fn sprint(v: &Value) -> String {
     match v {
         Value::Null => "<nil>".to_string(),

@@ -322,3 +322,126 @@ fn meta_checks(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Checks a schema at `spec.versions[0].schema.openAPIV3Schema`; `expected` are messages.
+    fn check(schema: Value, expected: &[&str]) {
+        let got: Vec<String> = validate_schema(&schema, "spec.versions[0].schema.openAPIV3Schema")
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(got, expected, "schema {schema}");
+    }
+
+    const P: &str = "spec.versions[0].schema.openAPIV3Schema";
+
+    #[test]
+    fn accepts_structural_schemas() {
+        check(
+            json!({"type": "object", "properties": {
+                "metadata": {"type": "object", "properties": {"name": {"type": "string", "maxLength": 63}}},
+                "spec": {"type": "object", "properties": {
+                    "port": {"x-kubernetes-int-or-string": true, "anyOf": [{"type": "integer"}, {"type": "string"}]},
+                    "free": {"x-kubernetes-preserve-unknown-fields": true},
+                    "tmpl": {"type": "object", "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true},
+                    "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                              "items": {"type": "object", "properties": {"name": {"type": "string"}}}},
+                    "v": {"type": "string", "allOf": [{"pattern": "^a"}, {"maxLength": 3}]}
+                }}
+            }}),
+            &[],
+        );
+    }
+
+    #[test]
+    fn rejects_non_structural_schemas() {
+        check(
+            json!({"properties": {}}),
+            &[&format!(
+                "{P}.type: Required value: must not be empty at the root"
+            )],
+        );
+        check(
+            json!({"type": "string"}),
+            &[&format!(
+                "{P}.type: Invalid value: \"string\": must be object at the root"
+            )],
+        );
+        check(
+            json!({"type": "object", "properties": {"spec": {"properties": {}}}}),
+            &[&format!(
+                "{P}.properties[spec].type: Required value: must not be empty for specified object fields"
+            )],
+        );
+        check(
+            json!({"type": "object", "properties": {"l": {"type": "array"}}}),
+            &[&format!(
+                "{P}.properties[l].items: Required value: must be specified"
+            )],
+        );
+        check(
+            json!({"type": "object", "properties": {"l": {"type": "array", "items": {}}}}),
+            &[&format!(
+                "{P}.properties[l].items.type: Required value: must not be empty for specified array items"
+            )],
+        );
+        check(
+            json!({"type": "object", "properties": {"metadata": {"type": "object", "properties": {"labels": {"type": "object"}}}}}),
+            &[&format!(
+                "{P}.properties[metadata]: Forbidden: must not specify anything other than name and generateName, but metadata is implicitly specified"
+            )],
+        );
+        check(
+            json!({"type": "object", "properties": {"s": {"type": "string", "allOf": [{"type": "string"}]}}}),
+            &[&format!(
+                "{P}.properties[s].allOf[0].type: Forbidden: must be empty to be structural"
+            )],
+        );
+        check(
+            json!({"type": "object", "properties": {"s": {"type": "strin"}}}),
+            &[&format!(
+                "{P}.properties[s].type: Unsupported value: \"strin\": supported values: \"array\", \"boolean\", \"integer\", \"number\", \"object\", \"string\""
+            )],
+        );
+        check(
+            json!({"type": "object", "properties": {"s": {"type": "string", "pattern": "("}}}),
+            &[&format!(
+                "{P}.properties[s].pattern: Invalid value: \"(\": must be a valid regular expression, but isn't: regex parse error:\n    (\n    ^\nerror: unclosed group"
+            )],
+        );
+        check(
+            json!({"type": "object", "properties": {"e": {"type": "object", "x-kubernetes-embedded-resource": true}}}),
+            &[&format!(
+                "{P}.properties[e].properties: Required value: must not be empty if x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields"
+            )],
+        );
+        check(
+            json!({"type": "object", "properties": {"l": {"type": "array", "x-kubernetes-list-type": "map", "items": {"type": "string"}}}}),
+            &[&format!(
+                "{P}.properties[l].x-kubernetes-list-map-keys: Required value: must not be empty if x-kubernetes-list-type is map"
+            )],
+        );
+        check(
+            json!({"type": "object", "$ref": "#/x"}),
+            &[&format!("{P}.$ref: Forbidden: $ref is not supported")],
+        );
+    }
+
+    #[test]
+    fn deep_schemas_are_bounded() {
+        let mut deep = json!({"type": "string"});
+        for _ in 0..200 {
+            deep = json!({"type": "array", "items": deep});
+        }
+        let errs = validate_schema(&json!({"type": "object", "properties": {"d": deep}}), "s");
+        assert_eq!(errs.len(), 1);
+        assert!(
+            errs[0]
+                .to_string()
+                .ends_with("Forbidden: schema is nested too deeply")
+        );
+    }
+}

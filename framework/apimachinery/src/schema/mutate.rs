@@ -236,3 +236,121 @@ fn default_node(x: &mut Value, s: &Structural, depth: usize) {
         _ => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    fn schema(v: Value) -> Structural {
+        Structural::from_value(&v).unwrap_or_default()
+    }
+
+    /// Prunes `object`; checks the result and the reported paths.
+    fn check_prune(s: Value, mut object: Value, expected: Value, paths: &[&str]) {
+        let got = prune(&schema(s), &mut object);
+        assert_eq!(object, expected);
+        assert_eq!(got, paths);
+    }
+
+    /// Drops nulls and defaults `object`; checks the result.
+    fn check_default(s: Value, mut object: Value, expected: Value) {
+        let s = schema(s);
+        drop_non_nullable_nulls(&s, &mut object);
+        default(&s, &mut object);
+        assert_eq!(object, expected);
+    }
+
+    #[test]
+    fn prunes_unknown_fields() {
+        let s = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "a": {"type": "string"},
+            "list": {"type": "array", "items": {"type": "object", "properties": {"n": {"type": "string"}}}},
+            "nested": {"type": "array", "items": {"type": "array", "items": {"type": "object", "properties": {"k": {"type": "integer"}}}}}
+        }}}});
+        check_prune(
+            s,
+            json!({"apiVersion": "v1", "kind": "K", "metadata": {"name": "x", "junk": 1}, "extra": 1,
+                   "spec": {"a": "x", "b": {"c": 1}, "list": [{"n": "1", "m": 2}], "nested": [[{"k": 1, "z": 0}]]}}),
+            json!({"apiVersion": "v1", "kind": "K", "metadata": {"name": "x", "junk": 1},
+                   "spec": {"a": "x", "list": [{"n": "1"}], "nested": [[{"k": 1}]]}}),
+            &["extra", "spec.b", "spec.list[0].m", "spec.nested[0][0].z"],
+        );
+    }
+
+    #[test]
+    fn preserve_unknown_fields_and_embedded() {
+        let s = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                     "properties": {"strict": {"type": "object", "properties": {"a": {"type": "string"}}}}},
+            "tmpl": {"type": "object", "x-kubernetes-embedded-resource": true,
+                     "properties": {"spec": {"type": "object", "properties": {"a": {"type": "string"}}}}},
+            "map": {"type": "object", "additionalProperties": {"type": "object", "properties": {"a": {"type": "string"}}}}
+        }}}});
+        check_prune(
+            s,
+            json!({"spec": {
+                "free": {"anything": {"deep": 1}, "strict": {"a": "x", "b": 1}},
+                "tmpl": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"a": "x", "b": 2}, "status": {}},
+                "map": {"k": {"a": "x", "b": 1}}
+            }}),
+            json!({"spec": {
+                "free": {"anything": {"deep": 1}, "strict": {"a": "x"}},
+                "tmpl": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"a": "x"}},
+                "map": {"k": {"a": "x"}}
+            }}),
+            &[
+                "spec.free.strict.b",
+                "spec.tmpl.spec.b",
+                "spec.tmpl.status",
+                "spec.map.k.b",
+            ],
+        );
+        // A schema-less subtree (additionalProperties: true) loses nested object fields.
+        check_prune(
+            json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
+            json!({"a": {"b": 1}, "kind": "K"}),
+            json!({"a": {"b": 1}, "kind": "K"}),
+            &[],
+        );
+    }
+
+    #[test]
+    fn defaults() {
+        let s = json!({"type": "object", "properties": {"spec": {"type": "object", "default": {}, "properties": {
+            "replicas": {"type": "integer", "default": 1},
+            "mode": {"type": "string", "default": "auto"},
+            "opt": {"type": "string"},
+            "nul": {"type": "string", "nullable": true, "default": "d"},
+            "items": {"type": "array", "items": {"type": "object", "default": {"x": 0}, "properties": {
+                "x": {"type": "integer"}, "y": {"type": "string", "default": "why"}}}},
+            "labels": {"type": "object", "additionalProperties": {"type": "string", "default": "v"}}
+        }}}});
+        check_default(
+            s.clone(),
+            json!({}),
+            json!({"spec": {"replicas": 1, "mode": "auto", "nul": "d"}}),
+        );
+        check_default(
+            s,
+            json!({"spec": {"replicas": 3, "mode": null, "opt": null, "nul": null,
+                            "items": [{"x": 5}, null], "labels": {"a": null, "b": "c"}}}),
+            json!({"spec": {"replicas": 3, "mode": "auto", "nul": null,
+                            "items": [{"x": 5, "y": "why"}, {"x": 0, "y": "why"}], "labels": {"a": "v", "b": "c"}}}),
+        );
+    }
+
+    #[test]
+    fn deep_values_are_bounded() {
+        let mut v = json!(1);
+        for _ in 0..300 {
+            v = json!([v]);
+        }
+        let mut object = json!({"a": v});
+        let s = schema(json!({"type": "object"}));
+        assert_eq!(prune(&s, &mut object), vec!["a"]);
+        default(&s, &mut object);
+        drop_non_nullable_nulls(&s, &mut object);
+    }
+}
