@@ -1,0 +1,440 @@
+//! The built-in kinds the server serves, and their per-kind hooks.
+//!
+//! Each kind is described once, from its k8s-openapi type: names and scope come from the
+//! `k8s_openapi::Resource` traits, decoding checks use the typed struct, and the kind adds the
+//! field selectors, defaults and validation kube-apiserver applies to it (see `defaults` and
+//! `validation`). Events are stored once, in core/v1 form, and served at events.k8s.io/v1 too.
+
+use std::any::TypeId;
+
+use k8s_openapi::api::{apps, coordination, core, events, networking, rbac};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
+use mni_apimachinery::FieldError;
+use serde_json::Value;
+
+use crate::registry::{Flavor, ResourceInfo, ScalePaths};
+use crate::{defaults, validation};
+
+/// Per-kind behaviour of a built-in resource.
+pub(crate) struct BuiltinKind {
+    /// Kind name, for debugging.
+    pub kind: &'static str,
+    /// Decodes the object through its typed struct and encodes it again, which drops unknown
+    /// fields as kube-apiserver's decoder does; the error text explains what did not fit.
+    pub normalize: fn(&Value) -> Result<Value, String>,
+    /// Field selector labels beyond `metadata.name`/`metadata.namespace`, with the JSON path
+    /// each reads.
+    pub field_labels: &'static [(&'static str, &'static str)],
+    /// Fills in defaults, as kube-apiserver's defaulting functions do.
+    pub default: fn(&mut Value),
+    /// Kind-specific validation of a whole object.
+    pub validate: fn(&Value) -> Vec<FieldError>,
+    /// The OpenAPI description of the kind.
+    pub doc: fn() -> mni_openapi::ResourceDoc,
+}
+
+impl std::fmt::Debug for BuiltinKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BuiltinKind")
+            .field("kind", &self.kind)
+            .finish()
+    }
+}
+
+fn normalize<K: serde::de::DeserializeOwned + serde::Serialize>(
+    v: &Value,
+) -> Result<Value, String> {
+    let typed = K::deserialize(v).map_err(|e| e.to_string())?;
+    serde_json::to_value(typed).map_err(|e| e.to_string())
+}
+
+fn no_defaults(_: &mut Value) {}
+
+fn no_validation(_: &Value) -> Vec<FieldError> {
+    Vec::new()
+}
+
+macro_rules! kind {
+    ($name:ident, $ty:ty, $fields:expr, $default:expr, $validate:expr) => {
+        static $name: BuiltinKind = BuiltinKind {
+            kind: <$ty as k8s_openapi::Resource>::KIND,
+            normalize: normalize::<$ty>,
+            field_labels: $fields,
+            default: $default,
+            validate: $validate,
+            doc: mni_openapi::ResourceDoc::builtin::<$ty>,
+        };
+    };
+}
+
+const POD_FIELDS: &[(&str, &str)] = &[
+    ("spec.nodeName", "spec.nodeName"),
+    ("spec.restartPolicy", "spec.restartPolicy"),
+    ("spec.schedulerName", "spec.schedulerName"),
+    ("spec.serviceAccountName", "spec.serviceAccountName"),
+    ("spec.hostNetwork", "spec.hostNetwork"),
+    ("status.phase", "status.phase"),
+    ("status.podIP", "status.podIP"),
+    ("status.nominatedNodeName", "status.nominatedNodeName"),
+];
+
+/// Core events; events.k8s.io/v1 accepts its own spellings of the same fields too.
+const EVENT_FIELDS: &[(&str, &str)] = &[
+    ("involvedObject.kind", "involvedObject.kind"),
+    ("involvedObject.namespace", "involvedObject.namespace"),
+    ("involvedObject.name", "involvedObject.name"),
+    ("involvedObject.uid", "involvedObject.uid"),
+    ("involvedObject.apiVersion", "involvedObject.apiVersion"),
+    (
+        "involvedObject.resourceVersion",
+        "involvedObject.resourceVersion",
+    ),
+    ("involvedObject.fieldPath", "involvedObject.fieldPath"),
+    ("regarding.kind", "involvedObject.kind"),
+    ("regarding.namespace", "involvedObject.namespace"),
+    ("regarding.name", "involvedObject.name"),
+    ("regarding.uid", "involvedObject.uid"),
+    ("regarding.apiVersion", "involvedObject.apiVersion"),
+    (
+        "regarding.resourceVersion",
+        "involvedObject.resourceVersion",
+    ),
+    ("regarding.fieldPath", "involvedObject.fieldPath"),
+    ("reason", "reason"),
+    ("reportingComponent", "reportingComponent"),
+    ("reportingController", "reportingComponent"),
+    ("source", "source.component"),
+    ("type", "type"),
+];
+
+kind!(
+    NAMESPACE,
+    core::v1::Namespace,
+    &[("status.phase", "status.phase")],
+    defaults::namespace,
+    no_validation
+);
+kind!(
+    CONFIG_MAP,
+    core::v1::ConfigMap,
+    &[],
+    no_defaults,
+    validation::config_map
+);
+kind!(
+    SECRET,
+    core::v1::Secret,
+    &[("type", "type")],
+    defaults::secret,
+    validation::secret
+);
+kind!(
+    SERVICE,
+    core::v1::Service,
+    &[
+        ("spec.clusterIP", "spec.clusterIP"),
+        ("spec.type", "spec.type")
+    ],
+    defaults::service,
+    validation::service
+);
+kind!(
+    SERVICE_ACCOUNT,
+    core::v1::ServiceAccount,
+    &[],
+    no_defaults,
+    no_validation
+);
+kind!(
+    POD,
+    core::v1::Pod,
+    POD_FIELDS,
+    defaults::pod,
+    validation::pod
+);
+kind!(
+    EVENT,
+    core::v1::Event,
+    EVENT_FIELDS,
+    no_defaults,
+    no_validation
+);
+kind!(
+    ENDPOINTS,
+    core::v1::Endpoints,
+    &[],
+    no_defaults,
+    no_validation
+);
+kind!(
+    DEPLOYMENT,
+    apps::v1::Deployment,
+    &[],
+    defaults::deployment,
+    validation::deployment
+);
+kind!(
+    REPLICA_SET,
+    apps::v1::ReplicaSet,
+    &[("status.replicas", "status.replicas")],
+    defaults::replica_set,
+    validation::replica_set
+);
+kind!(
+    STATEFUL_SET,
+    apps::v1::StatefulSet,
+    &[],
+    defaults::stateful_set,
+    validation::stateful_set
+);
+kind!(
+    DAEMON_SET,
+    apps::v1::DaemonSet,
+    &[],
+    defaults::daemon_set,
+    validation::daemon_set
+);
+kind!(
+    LEASE,
+    coordination::v1::Lease,
+    &[],
+    no_defaults,
+    no_validation
+);
+kind!(
+    EVENTS_V1,
+    events::v1::Event,
+    EVENT_FIELDS,
+    no_defaults,
+    no_validation
+);
+kind!(
+    ROLE,
+    rbac::v1::Role,
+    &[],
+    no_defaults,
+    validation::rbac_rules
+);
+kind!(
+    CLUSTER_ROLE,
+    rbac::v1::ClusterRole,
+    &[],
+    no_defaults,
+    validation::rbac_rules
+);
+kind!(
+    ROLE_BINDING,
+    rbac::v1::RoleBinding,
+    &[],
+    no_defaults,
+    validation::role_binding
+);
+kind!(
+    CLUSTER_ROLE_BINDING,
+    rbac::v1::ClusterRoleBinding,
+    &[],
+    no_defaults,
+    validation::role_binding
+);
+kind!(
+    NETWORK_POLICY,
+    networking::v1::NetworkPolicy,
+    &[],
+    defaults::network_policy,
+    no_validation
+);
+kind!(
+    INGRESS,
+    networking::v1::Ingress,
+    &[],
+    no_defaults,
+    no_validation
+);
+kind!(
+    CRD,
+    apiext::CustomResourceDefinition,
+    &[],
+    no_defaults,
+    no_validation
+);
+
+struct Extra {
+    short_names: &'static [&'static str],
+    categories: &'static [&'static str],
+    status: bool,
+    scale: bool,
+    generation: bool,
+}
+
+const fn extra(short_names: &'static [&'static str], status: bool) -> Extra {
+    Extra {
+        short_names,
+        categories: &[],
+        status,
+        scale: false,
+        generation: false,
+    }
+}
+
+const fn workload(short_names: &'static [&'static str], scale: bool) -> Extra {
+    Extra {
+        short_names,
+        categories: &["all"],
+        status: true,
+        scale,
+        generation: true,
+    }
+}
+
+fn info<K>(hooks: &'static BuiltinKind, extra: Extra) -> ResourceInfo
+where
+    K: k8s_openapi::Resource + k8s_openapi::ListableResource,
+    K::Scope: 'static,
+{
+    let storage_group = if K::GROUP.is_empty() {
+        "core"
+    } else {
+        K::GROUP
+    };
+    ResourceInfo {
+        group: K::GROUP.to_string(),
+        version: K::VERSION.to_string(),
+        kind: K::KIND.to_string(),
+        list_kind: K::LIST_KIND.to_string(),
+        plural: K::URL_PATH_SEGMENT.to_string(),
+        singular: K::KIND.to_lowercase(),
+        short_names: extra.short_names.iter().map(|s| s.to_string()).collect(),
+        categories: extra.categories.iter().map(|s| s.to_string()).collect(),
+        namespaced: TypeId::of::<K::Scope>() == TypeId::of::<k8s_openapi::NamespaceResourceScope>(),
+        status: extra.status,
+        scale: extra.scale.then(|| ScalePaths {
+            spec_replicas: ".spec.replicas".into(),
+            status_replicas: ".status.replicas".into(),
+            label_selector: Some(".status.selector".into()),
+        }),
+        generation: extra.generation,
+        storage_prefix: format!("/registry/{storage_group}/{}", K::URL_PATH_SEGMENT),
+        storage_version: K::VERSION.to_string(),
+        flavor: Flavor::Builtin(hooks),
+    }
+}
+
+/// Every built-in resource, in discovery order.
+pub(crate) fn resources() -> Vec<ResourceInfo> {
+    let mut events_v1 = info::<events::v1::Event>(&EVENTS_V1, extra(&["ev"], false));
+    // Both event APIs share one store, in core/v1 form.
+    events_v1.storage_prefix = "/registry/core/events".into();
+    events_v1.storage_version = "v1".into();
+    let mut svc = info::<core::v1::Service>(&SERVICE, extra(&["svc"], true));
+    svc.categories = vec!["all".into()];
+    let mut pod = info::<core::v1::Pod>(&POD, extra(&["po"], true));
+    pod.categories = vec!["all".into()];
+    let mut crd = info::<apiext::CustomResourceDefinition>(&CRD, extra(&["crd", "crds"], true));
+    crd.generation = true;
+    let mut netpol =
+        info::<networking::v1::NetworkPolicy>(&NETWORK_POLICY, extra(&["netpol"], false));
+    netpol.generation = true;
+    let mut ingress = info::<networking::v1::Ingress>(&INGRESS, extra(&["ing"], true));
+    ingress.generation = true;
+    vec![
+        info::<core::v1::Namespace>(&NAMESPACE, extra(&["ns"], true)),
+        info::<core::v1::ConfigMap>(&CONFIG_MAP, extra(&["cm"], false)),
+        info::<core::v1::Secret>(&SECRET, extra(&[], false)),
+        svc,
+        info::<core::v1::ServiceAccount>(&SERVICE_ACCOUNT, extra(&["sa"], false)),
+        pod,
+        info::<core::v1::Event>(&EVENT, extra(&["ev"], false)),
+        info::<core::v1::Endpoints>(&ENDPOINTS, extra(&["ep"], false)),
+        info::<apps::v1::Deployment>(&DEPLOYMENT, workload(&["deploy"], true)),
+        info::<apps::v1::ReplicaSet>(&REPLICA_SET, workload(&["rs"], true)),
+        info::<apps::v1::StatefulSet>(&STATEFUL_SET, workload(&["sts"], true)),
+        info::<apps::v1::DaemonSet>(&DAEMON_SET, workload(&["ds"], false)),
+        info::<coordination::v1::Lease>(&LEASE, extra(&[], false)),
+        events_v1,
+        info::<rbac::v1::Role>(&ROLE, extra(&[], false)),
+        info::<rbac::v1::ClusterRole>(&CLUSTER_ROLE, extra(&[], false)),
+        info::<rbac::v1::RoleBinding>(&ROLE_BINDING, extra(&[], false)),
+        info::<rbac::v1::ClusterRoleBinding>(&CLUSTER_ROLE_BINDING, extra(&[], false)),
+        netpol,
+        ingress,
+        crd,
+    ]
+}
+
+/// Converts a stored core/v1 Event to events.k8s.io/v1.
+pub(crate) fn event_to_events_v1(mut core: Value) -> Value {
+    let Some(obj) = core.as_object_mut() else {
+        return core;
+    };
+    let renames = [
+        ("involvedObject", "regarding"),
+        ("message", "note"),
+        ("reportingComponent", "reportingController"),
+        ("source", "deprecatedSource"),
+        ("firstTimestamp", "deprecatedFirstTimestamp"),
+        ("lastTimestamp", "deprecatedLastTimestamp"),
+        ("count", "deprecatedCount"),
+    ];
+    for (from, to) in renames {
+        if let Some(v) = obj.remove(from) {
+            obj.insert(to.into(), v);
+        }
+    }
+    obj.insert("apiVersion".into(), "events.k8s.io/v1".into());
+    core
+}
+
+/// Converts an events.k8s.io/v1 Event to the stored core/v1 form.
+pub(crate) fn events_v1_to_event(mut ev: Value) -> Value {
+    let Some(obj) = ev.as_object_mut() else {
+        return ev;
+    };
+    let renames = [
+        ("regarding", "involvedObject"),
+        ("note", "message"),
+        ("reportingController", "reportingComponent"),
+        ("deprecatedSource", "source"),
+        ("deprecatedFirstTimestamp", "firstTimestamp"),
+        ("deprecatedLastTimestamp", "lastTimestamp"),
+        ("deprecatedCount", "count"),
+    ];
+    for (from, to) in renames {
+        if let Some(v) = obj.remove(from) {
+            obj.insert(to.into(), v);
+        }
+    }
+    obj.insert("apiVersion".into(), "v1".into());
+    ev
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn events_round_trip_between_versions() {
+        let core = json!({"apiVersion": "v1", "kind": "Event", "involvedObject": {"kind": "Pod", "name": "p"},
+            "message": "hi", "reportingComponent": "ctl", "count": 2});
+        let v1 = event_to_events_v1(core.clone());
+        assert_eq!(v1["regarding"]["name"], "p");
+        assert_eq!(v1["note"], "hi");
+        assert_eq!(v1["reportingController"], "ctl");
+        assert_eq!(v1["deprecatedCount"], 2);
+        assert_eq!(events_v1_to_event(v1), core);
+    }
+
+    #[test]
+    fn typed_check_rejects_wrong_shapes() {
+        let bad =
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"replicas": "three"}});
+        assert!((DEPLOYMENT.normalize)(&bad).is_err());
+        let good =
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "b"}, "metadata": {}});
+        let normalized = (CONFIG_MAP.normalize)(
+            &json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "b"}, "extra": 1}),
+        )
+        .expect("decodes");
+        assert_eq!(normalized, good);
+    }
+}

@@ -1,0 +1,127 @@
+//! Background loops that do what kube-controller-manager does where clients depend on it.
+//!
+//! For now: the system namespaces exist at start-up, and a namespace being deleted has its
+//! contents deleted (each object honouring its own finalizers) before it goes away.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::error::ApiResult;
+use crate::object;
+use crate::request::{FieldValidation, Target};
+use crate::rest::WriteOptions;
+use crate::server::Shared;
+
+/// Namespaces every cluster has.
+const SYSTEM_NAMESPACES: &[&str] = &["default", "kube-system", "kube-public", "kube-node-lease"];
+
+fn namespaces_target(shared: &Shared, name: Option<&str>) -> Option<Target> {
+    Some(Target {
+        info: shared.registry().get("", "v1", "namespaces")?,
+        namespace: None,
+        name: name.map(str::to_string),
+        subresource: None,
+    })
+}
+
+/// Creates the system namespaces when missing.
+pub(crate) async fn bootstrap(shared: &Shared) -> ApiResult<()> {
+    let Some(target) = namespaces_target(shared, None) else {
+        return Ok(());
+    };
+    for ns in SYSTEM_NAMESPACES {
+        if shared
+            .store
+            .get(&format!("/registry/core/namespaces/{ns}"))
+            .is_some()
+        {
+            continue;
+        }
+        let obj = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
+        let opts = WriteOptions {
+            dry_run: false,
+            validation: FieldValidation::Strict,
+        };
+        match shared.create(&target, obj, opts).await {
+            Ok(_) => {}
+            Err(e) if e.code == 409 => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Finishes the deletion of terminating namespaces: deletes their contents, then the
+/// namespace once nothing is left.
+async fn finalize_namespaces(shared: &Shared) -> ApiResult<()> {
+    let listed = shared.store.list(
+        "/registry/core/namespaces/",
+        &mni_store::ListOptions::default(),
+    )?;
+    for kv in listed.items {
+        let ns_obj = object::from_stored(&kv)?;
+        if object::meta_str(&ns_obj, "deletionTimestamp").is_none() {
+            continue;
+        }
+        let ns = object::name(&ns_obj).to_string();
+        let resources: Vec<_> = {
+            let registry = shared.registry();
+            let mut seen = std::collections::BTreeSet::new();
+            registry
+                .all()
+                .filter(|i| i.namespaced && seen.insert(i.storage_prefix.clone()))
+                .cloned()
+                .collect()
+        };
+        let mut remaining = 0;
+        for info in resources {
+            let prefix = info.collection_prefix(Some(&ns));
+            let items = shared
+                .store
+                .list(&prefix, &mni_store::ListOptions::default())?;
+            for item in items.items {
+                remaining += 1;
+                let obj = object::from_stored(&item)?;
+                if object::meta_str(&obj, "deletionTimestamp").is_some() {
+                    continue;
+                }
+                let target = Target {
+                    info: info.clone(),
+                    namespace: Some(ns.clone()),
+                    name: Some(object::name(&obj).to_string()),
+                    subresource: None,
+                };
+                match shared.delete(&target, &json!({}), false).await {
+                    Ok(_) => {}
+                    Err(e) if e.code == 404 || e.code == 409 => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        if remaining == 0 {
+            match shared.store.delete(&kv.key, Some(kv.mod_revision)).await {
+                Ok(_)
+                | Err(mni_store::Error::NotFound { .. } | mni_store::Error::Conflict { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs the namespace finalizer: on every deletion kick, and every second as a safety net.
+pub(crate) async fn run(shared: Arc<Shared>) {
+    let mut stop = shared.shutdown_signal();
+    loop {
+        tokio::select! {
+            _ = stop.changed() => return,
+            () = shared.wait_for_kick() => {}
+            () = tokio::time::sleep(Duration::from_secs(1)) => {}
+        }
+        if let Err(e) = finalize_namespaces(&shared).await {
+            tracing::warn!(error = %e, "namespace finalizer");
+        }
+    }
+}

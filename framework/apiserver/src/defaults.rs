@@ -1,0 +1,250 @@
+//! Defaulting for built-in kinds, after kube-apiserver's `SetDefaults_*` functions.
+//!
+//! Only the defaults operators observe are applied (replicas, strategies, pod-template fields,
+//! protocols), so that an object read back looks like one read from a real cluster and a
+//! server-side apply of the same manifest twice changes nothing.
+
+use serde_json::{Map, Value, json};
+
+/// Sets `obj[key] = value` when the key is missing or null.
+fn set_default(obj: &mut Map<String, Value>, key: &str, value: Value) {
+    match obj.get(key) {
+        Some(v) if !v.is_null() => {}
+        _ => {
+            obj.insert(key.to_string(), value);
+        }
+    }
+}
+
+/// The object at `path`, created as an empty object when missing.
+fn object_at<'a>(v: &'a mut Value, path: &[&str]) -> Option<&'a mut Map<String, Value>> {
+    let mut cur = v;
+    for key in path {
+        let obj = cur.as_object_mut()?;
+        if !obj.get(*key).is_some_and(Value::is_object) {
+            obj.insert((*key).to_string(), Value::Object(Map::new()));
+        }
+        cur = obj.get_mut(*key)?;
+    }
+    cur.as_object_mut()
+}
+
+fn existing_object<'a>(v: &'a mut Value, path: &[&str]) -> Option<&'a mut Map<String, Value>> {
+    let mut cur = v;
+    for key in path {
+        cur = cur.as_object_mut()?.get_mut(*key)?;
+    }
+    cur.as_object_mut()
+}
+
+fn default_ports(ports: Option<&mut Value>) {
+    if let Some(ports) = ports.and_then(Value::as_array_mut) {
+        for p in ports.iter_mut().filter_map(Value::as_object_mut) {
+            set_default(p, "protocol", json!("TCP"));
+        }
+    }
+}
+
+fn default_container(c: &mut Map<String, Value>) {
+    set_default(c, "terminationMessagePath", json!("/dev/termination-log"));
+    set_default(c, "terminationMessagePolicy", json!("File"));
+    let image = c.get("image").and_then(Value::as_str).unwrap_or_default();
+    let last = image.rsplit('/').next().unwrap_or_default();
+    let policy = if image.contains('@') || (last.contains(':') && !last.ends_with(":latest")) {
+        "IfNotPresent"
+    } else {
+        "Always"
+    };
+    set_default(c, "imagePullPolicy", json!(policy));
+    default_ports(c.get_mut("ports"));
+}
+
+/// Pod-spec defaults, shared by pods and every pod template.
+pub(crate) fn pod_spec(spec: &mut Map<String, Value>) {
+    set_default(spec, "restartPolicy", json!("Always"));
+    set_default(spec, "terminationGracePeriodSeconds", json!(30));
+    set_default(spec, "dnsPolicy", json!("ClusterFirst"));
+    set_default(spec, "securityContext", json!({}));
+    set_default(spec, "schedulerName", json!("default-scheduler"));
+    for list in ["containers", "initContainers"] {
+        if let Some(cs) = spec.get_mut(list).and_then(Value::as_array_mut) {
+            for c in cs.iter_mut().filter_map(Value::as_object_mut) {
+                default_container(c);
+            }
+        }
+    }
+}
+
+fn template(v: &mut Value) {
+    if let Some(spec) = existing_object(v, &["spec", "template", "spec"]) {
+        pod_spec(spec);
+    }
+}
+
+/// Namespace: `Active` phase and the `kubernetes` finalizer.
+pub(crate) fn namespace(v: &mut Value) {
+    if let Some(spec) = object_at(v, &["spec"]) {
+        set_default(spec, "finalizers", json!(["kubernetes"]));
+    }
+    if let Some(status) = object_at(v, &["status"]) {
+        set_default(status, "phase", json!("Active"));
+    }
+}
+
+/// Secret: type `Opaque`.
+pub(crate) fn secret(v: &mut Value) {
+    if let Some(obj) = v.as_object_mut() {
+        set_default(obj, "type", json!("Opaque"));
+    }
+}
+
+/// Service: type, affinity, protocols, target ports, traffic policy.
+pub(crate) fn service(v: &mut Value) {
+    let Some(spec) = object_at(v, &["spec"]) else {
+        return;
+    };
+    set_default(spec, "type", json!("ClusterIP"));
+    set_default(spec, "sessionAffinity", json!("None"));
+    if spec.get("type").and_then(Value::as_str) != Some("ExternalName") {
+        set_default(spec, "internalTrafficPolicy", json!("Cluster"));
+    }
+    if let Some(ports) = spec.get_mut("ports").and_then(Value::as_array_mut) {
+        for p in ports.iter_mut().filter_map(Value::as_object_mut) {
+            set_default(p, "protocol", json!("TCP"));
+            if let Some(port) = p.get("port").cloned() {
+                set_default(p, "targetPort", port);
+            }
+        }
+    }
+}
+
+/// Pod: pod-spec defaults and a `Pending` phase until something runs it.
+pub(crate) fn pod(v: &mut Value) {
+    if let Some(spec) = existing_object(v, &["spec"]) {
+        pod_spec(spec);
+        set_default(spec, "enableServiceLinks", json!(true));
+    }
+    if let Some(status) = object_at(v, &["status"]) {
+        set_default(status, "phase", json!("Pending"));
+    }
+}
+
+/// Deployment: replicas, rolling-update strategy, history and progress deadline.
+pub(crate) fn deployment(v: &mut Value) {
+    if let Some(spec) = existing_object(v, &["spec"]) {
+        set_default(spec, "replicas", json!(1));
+        set_default(
+            spec,
+            "strategy",
+            json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}}),
+        );
+        set_default(spec, "revisionHistoryLimit", json!(10));
+        set_default(spec, "progressDeadlineSeconds", json!(600));
+    }
+    template(v);
+}
+
+/// ReplicaSet: replicas and template.
+pub(crate) fn replica_set(v: &mut Value) {
+    if let Some(spec) = existing_object(v, &["spec"]) {
+        set_default(spec, "replicas", json!(1));
+    }
+    template(v);
+}
+
+/// StatefulSet: replicas, policies, update strategy.
+pub(crate) fn stateful_set(v: &mut Value) {
+    if let Some(spec) = existing_object(v, &["spec"]) {
+        set_default(spec, "replicas", json!(1));
+        set_default(spec, "podManagementPolicy", json!("OrderedReady"));
+        set_default(
+            spec,
+            "updateStrategy",
+            json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}),
+        );
+        set_default(spec, "revisionHistoryLimit", json!(10));
+        set_default(
+            spec,
+            "persistentVolumeClaimRetentionPolicy",
+            json!({"whenDeleted": "Retain", "whenScaled": "Retain"}),
+        );
+    }
+    template(v);
+}
+
+/// DaemonSet: update strategy and history.
+pub(crate) fn daemon_set(v: &mut Value) {
+    if let Some(spec) = existing_object(v, &["spec"]) {
+        set_default(
+            spec,
+            "updateStrategy",
+            json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}),
+        );
+        set_default(spec, "revisionHistoryLimit", json!(10));
+    }
+    template(v);
+}
+
+/// NetworkPolicy: policy types derived from the rules given, protocols.
+pub(crate) fn network_policy(v: &mut Value) {
+    let Some(spec) = existing_object(v, &["spec"]) else {
+        return;
+    };
+    if !spec.contains_key("policyTypes") {
+        let mut types = vec![json!("Ingress")];
+        if spec.contains_key("egress") {
+            types.push(json!("Egress"));
+        }
+        spec.insert("policyTypes".into(), Value::Array(types));
+    }
+    for dir in ["ingress", "egress"] {
+        if let Some(rules) = spec.get_mut(dir).and_then(Value::as_array_mut) {
+            for r in rules.iter_mut().filter_map(Value::as_object_mut) {
+                default_ports(r.get_mut("ports"));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deployment_defaults_match_kube() {
+        let mut d = json!({"spec": {"template": {"spec": {"containers": [
+            {"name": "a", "image": "nginx"}, {"name": "b", "image": "nginx:1.27", "ports": [{"containerPort": 80}]}]}}}});
+        deployment(&mut d);
+        assert_eq!(d["spec"]["replicas"], 1);
+        assert_eq!(d["spec"]["strategy"]["rollingUpdate"]["maxSurge"], "25%");
+        let cs = &d["spec"]["template"]["spec"]["containers"];
+        assert_eq!(cs[0]["imagePullPolicy"], "Always");
+        assert_eq!(cs[1]["imagePullPolicy"], "IfNotPresent");
+        assert_eq!(cs[1]["ports"][0]["protocol"], "TCP");
+        assert_eq!(d["spec"]["template"]["spec"]["restartPolicy"], "Always");
+    }
+
+    #[test]
+    fn explicit_values_are_kept() {
+        let mut d =
+            json!({"spec": {"replicas": 0, "template": {"spec": {"restartPolicy": "Never"}}}});
+        deployment(&mut d);
+        assert_eq!(d["spec"]["replicas"], 0);
+        assert_eq!(d["spec"]["template"]["spec"]["restartPolicy"], "Never");
+    }
+
+    #[test]
+    fn service_target_port_defaults_to_port() {
+        let mut s = json!({"spec": {"ports": [{"port": 80}]}});
+        service(&mut s);
+        assert_eq!(s["spec"]["ports"][0]["targetPort"], 80);
+        assert_eq!(s["spec"]["type"], "ClusterIP");
+    }
+
+    #[test]
+    fn network_policy_types_follow_rules() {
+        let mut p = json!({"spec": {"podSelector": {}, "egress": [{}]}});
+        network_policy(&mut p);
+        assert_eq!(p["spec"]["policyTypes"], json!(["Ingress", "Egress"]));
+    }
+}

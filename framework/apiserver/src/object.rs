@@ -1,0 +1,204 @@
+//! Helpers over objects held as `serde_json::Value`: metadata access, timestamps, names,
+//! stored-form conversion and the served-version conversion.
+//!
+//! The server keeps objects as JSON documents, as kube-apiserver does for custom resources.
+//! The stored form never carries `metadata.resourceVersion`: the store's revision *is* the
+//! resourceVersion and is filled in on every read.
+
+use serde_json::{Map, Value, json};
+
+use crate::builtin;
+use crate::error::{ApiError, ApiResult};
+use crate::registry::ResourceInfo;
+
+/// The `metadata` object, created when missing.
+pub(crate) fn meta_mut(obj: &mut Value) -> &mut Map<String, Value> {
+    if !obj.get("metadata").is_some_and(Value::is_object) {
+        obj["metadata"] = json!({});
+    }
+    match obj.get_mut("metadata") {
+        Some(Value::Object(m)) => m,
+        _ => unreachable!("metadata was just made an object"),
+    }
+}
+
+/// A string field of `metadata`.
+pub(crate) fn meta_str<'a>(obj: &'a Value, field: &str) -> Option<&'a str> {
+    obj.get("metadata")?.get(field)?.as_str()
+}
+
+/// `metadata.name`, or empty.
+pub(crate) fn name(obj: &Value) -> &str {
+    meta_str(obj, "name").unwrap_or_default()
+}
+
+/// `metadata.labels` as a map of strings.
+pub(crate) fn labels(obj: &Value) -> std::collections::BTreeMap<String, String> {
+    obj.get("metadata")
+        .and_then(|m| m.get("labels"))
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `metadata.finalizers`.
+pub(crate) fn finalizers(obj: &Value) -> Vec<String> {
+    obj.get("metadata")
+        .and_then(|m| m.get("finalizers"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Now, as Kubernetes serializes `metav1.Time` (RFC 3339, seconds).
+pub(crate) fn now() -> String {
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
+}
+
+/// A new uid.
+pub(crate) fn uid() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// The suffix kube-apiserver appends to `generateName`: five characters from an alphabet
+/// without vowels or look-alikes.
+pub(crate) fn name_suffix() -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    uuid::Uuid::new_v4()
+        .as_bytes()
+        .iter()
+        .take(5)
+        .map(|b| ALPHABET[usize::from(*b) % ALPHABET.len()] as char)
+        .collect()
+}
+
+/// Parses a stored value and sets its resourceVersion from the store revision.
+pub(crate) fn from_stored(kv: &mni_store::KeyValue) -> ApiResult<Value> {
+    let mut obj: Value = serde_json::from_slice(&kv.value)
+        .map_err(|e| ApiError::internal(format!("corrupt object at {}: {e}", kv.key)))?;
+    meta_mut(&mut obj).insert(
+        "resourceVersion".into(),
+        Value::String(kv.mod_revision.to_string()),
+    );
+    Ok(obj)
+}
+
+/// Serializes an object for the store (without resourceVersion).
+pub(crate) fn to_stored(obj: &Value) -> ApiResult<bytes::Bytes> {
+    let mut copy = obj.clone();
+    meta_mut(&mut copy).remove("resourceVersion");
+    serde_json::to_vec(&copy)
+        .map(bytes::Bytes::from)
+        .map_err(ApiError::internal)
+}
+
+/// Converts a stored object to the version `info` serves.
+pub(crate) fn to_served(info: &ResourceInfo, mut obj: Value) -> Value {
+    if info.group == "events.k8s.io" {
+        return builtin::event_to_events_v1(obj);
+    }
+    if let Some(o) = obj.as_object_mut() {
+        o.insert("apiVersion".into(), Value::String(info.api_version()));
+    }
+    obj
+}
+
+/// Converts an object in the version `info` serves to the stored version.
+pub(crate) fn to_storage(info: &ResourceInfo, mut obj: Value) -> Value {
+    if info.group == "events.k8s.io" {
+        return builtin::events_v1_to_event(obj);
+    }
+    if info.storage_version != info.version
+        && let Some(o) = obj.as_object_mut()
+    {
+        let api_version = if info.group.is_empty() {
+            info.storage_version.clone()
+        } else {
+            format!("{}/{}", info.group, info.storage_version)
+        };
+        o.insert("apiVersion".into(), Value::String(api_version));
+    }
+    obj
+}
+
+/// Reads a dotted field path (`spec.nodeName`) as the string a field selector compares.
+pub(crate) fn field_value(obj: &Value, path: &str) -> Option<String> {
+    let mut cur = obj;
+    for seg in path.trim_start_matches('.').split('.') {
+        cur = cur.get(seg)?;
+    }
+    match cur {
+        Value::String(s) => Some(s.clone()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Null => None,
+        other => Some(other.to_string()),
+    }
+}
+
+/// The `PartialObjectMetadata` form of an object.
+pub(crate) fn partial_metadata(obj: &Value) -> Value {
+    json!({
+        "kind": "PartialObjectMetadata",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": obj.get("metadata").cloned().unwrap_or_else(|| json!({})),
+    })
+}
+
+/// The object without `status`, `metadata` and the type fields: what bumps `generation`.
+pub(crate) fn spec_of(obj: &Value) -> Value {
+    let mut copy = obj.clone();
+    if let Some(o) = copy.as_object_mut() {
+        for k in ["metadata", "status", "apiVersion", "kind"] {
+            o.remove(k);
+        }
+    }
+    copy
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_form_has_no_resource_version() {
+        let obj = json!({"metadata": {"name": "a", "resourceVersion": "7"}});
+        let bytes = to_stored(&obj).expect("serialize");
+        let kv = mni_store::KeyValue {
+            key: "/k".into(),
+            value: bytes.clone(),
+            create_revision: 3,
+            mod_revision: 9,
+        };
+        assert!(!String::from_utf8_lossy(&bytes).contains("resourceVersion"));
+        assert_eq!(
+            from_stored(&kv).expect("parse")["metadata"]["resourceVersion"],
+            "9"
+        );
+    }
+
+    #[test]
+    fn generated_suffixes_use_kube_alphabet() {
+        let s = name_suffix();
+        assert_eq!(s.len(), 5);
+        assert!(s.chars().all(|c| "bcdfghjklmnpqrstvwxz2456789".contains(c)));
+    }
+
+    #[test]
+    fn field_values_render_as_strings() {
+        let p = json!({"spec": {"hostNetwork": true, "nodeName": "n1"}});
+        assert_eq!(field_value(&p, "spec.hostNetwork").as_deref(), Some("true"));
+        assert_eq!(field_value(&p, "spec.nodeName").as_deref(), Some("n1"));
+        assert_eq!(field_value(&p, "status.phase"), None);
+    }
+}

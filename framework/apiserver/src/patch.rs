@@ -1,0 +1,251 @@
+//! Patch documents: JSON patch (RFC 6902), JSON merge patch (RFC 7386) and strategic merge
+//! patch for built-in kinds.
+//!
+//! Strategic merge patch here follows the patch strategy kube-apiserver reads from the Go
+//! struct tags: lists of named things merge by their merge key (containers by `name`, ports by
+//! `containerPort`, …), other lists are replaced, and the `$patch`, `$retainKeys`,
+//! `$setElementOrder/…` and `$deleteFromPrimitiveList/…` directives are honoured. Custom
+//! resources have no patch strategy, so a strategic patch on them is a 415, as upstream.
+
+use serde_json::{Map, Value};
+
+use crate::error::{ApiError, ApiResult};
+use crate::request::PatchType;
+
+/// A parsed patch document.
+#[derive(Debug)]
+pub(crate) enum Patch {
+    /// RFC 6902 operations.
+    Json(json_patch::Patch),
+    /// RFC 7386 merge patch.
+    Merge(Value),
+    /// Strategic merge patch.
+    Strategic(Value),
+}
+
+impl Patch {
+    /// Parses a PATCH body of the given type.
+    pub(crate) fn parse(kind: PatchType, body: &[u8], custom: bool) -> ApiResult<Patch> {
+        let parse_json = || {
+            serde_json::from_slice::<Value>(body)
+                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))
+        };
+        match kind {
+            PatchType::Json => {
+                let ops = serde_json::from_slice(body)
+                    .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
+                Ok(Patch::Json(ops))
+            }
+            PatchType::Merge => Ok(Patch::Merge(parse_json()?)),
+            PatchType::Strategic if custom => Err(ApiError::unsupported_media_type(
+                "application/strategic-merge-patch+json",
+                &[
+                    "application/json-patch+json",
+                    "application/merge-patch+json",
+                    "application/apply-patch+yaml",
+                ],
+            )),
+            PatchType::Strategic => {
+                let v = parse_json()?;
+                if !v.is_object() {
+                    return Err(ApiError::bad_request(
+                        "strategic merge patch must be a JSON object",
+                    ));
+                }
+                Ok(Patch::Strategic(v))
+            }
+            PatchType::Apply => Err(ApiError::unsupported_media_type(
+                "application/apply-patch+yaml",
+                &[
+                    "application/json-patch+json",
+                    "application/merge-patch+json",
+                ],
+            )),
+        }
+    }
+
+    /// Applies the patch to a copy of `doc`.
+    pub(crate) fn apply(&self, doc: &Value) -> ApiResult<Value> {
+        let mut out = doc.clone();
+        match self {
+            Patch::Json(ops) => json_patch::patch(&mut out, ops)
+                .map_err(|e| ApiError::new(422, "Invalid", e.to_string()))?,
+            Patch::Merge(p) => json_patch::merge(&mut out, p),
+            Patch::Strategic(p) => strategic_merge(&mut out, p, ""),
+        }
+        Ok(out)
+    }
+}
+
+/// The merge key of a list field in built-in kinds, by field name (and parent for `ports`).
+fn merge_key(field: &str, parent: &str) -> Option<&'static str> {
+    Some(match field {
+        "containers"
+        | "initContainers"
+        | "ephemeralContainers"
+        | "volumes"
+        | "env"
+        | "imagePullSecrets" => "name",
+        "hostAliases" => "ip",
+        "volumeMounts" => "mountPath",
+        "volumeDevices" => "devicePath",
+        "conditions" => "type",
+        "ownerReferences" => "uid",
+        "ports" if parent.ends_with("containers") => "containerPort",
+        "ports" if parent == "spec" => "port",
+        "topologySpreadConstraints" => "topologyKey",
+        "resourceClaims" => "name",
+        _ => return None,
+    })
+}
+
+/// Merges a strategic patch into `target`. `parent` is the field name of the enclosing list or
+/// object, used to pick merge keys.
+fn strategic_merge(target: &mut Value, patch: &Value, parent: &str) {
+    let Value::Object(p) = patch else {
+        *target = patch.clone();
+        return;
+    };
+    if p.get("$patch").and_then(Value::as_str) == Some("replace") {
+        let mut replaced = p.clone();
+        replaced.remove("$patch");
+        *target = Value::Object(replaced);
+        return;
+    }
+    if !target.is_object() {
+        *target = Value::Object(Map::new());
+    }
+    let Value::Object(t) = target else {
+        return;
+    };
+    if let Some(keep) = p.get("$retainKeys").and_then(Value::as_array) {
+        let keep: Vec<&str> = keep.iter().filter_map(Value::as_str).collect();
+        t.retain(|k, _| keep.contains(&k.as_str()));
+    }
+    for (key, value) in p {
+        if key.starts_with('$') {
+            if let Some(field) = key.strip_prefix("$deleteFromPrimitiveList/")
+                && let (Some(Value::Array(list)), Some(remove)) =
+                    (t.get_mut(field), value.as_array())
+            {
+                list.retain(|v| !remove.contains(v));
+            }
+            continue;
+        }
+        match value {
+            Value::Null => {
+                t.remove(key);
+            }
+            Value::Object(o) if o.get("$patch").and_then(Value::as_str) == Some("delete") => {
+                t.remove(key);
+            }
+            Value::Array(items) => {
+                let merged = match (merge_key(key, parent), t.get(key)) {
+                    (Some(mk), Some(Value::Array(existing))) => {
+                        merge_list(existing.clone(), items, mk, key)
+                    }
+                    _ => Value::Array(items.iter().filter(|i| !is_directive(i)).cloned().collect()),
+                };
+                t.insert(key.clone(), merged);
+            }
+            Value::Object(_) => {
+                let entry = t.entry(key.clone()).or_insert(Value::Null);
+                strategic_merge(entry, value, key);
+            }
+            other => {
+                t.insert(key.clone(), other.clone());
+            }
+        }
+    }
+}
+
+fn is_directive(v: &Value) -> bool {
+    v.get("$patch").is_some()
+}
+
+fn merge_list(mut existing: Vec<Value>, patch: &[Value], mk: &str, field: &str) -> Value {
+    if patch
+        .iter()
+        .any(|i| i.get("$patch").and_then(Value::as_str) == Some("replace"))
+    {
+        return Value::Array(patch.iter().filter(|i| !is_directive(i)).cloned().collect());
+    }
+    for item in patch {
+        let Some(k) = item.get(mk) else {
+            existing.push(item.clone());
+            continue;
+        };
+        let pos = existing.iter().position(|e| e.get(mk) == Some(k));
+        if item.get("$patch").and_then(Value::as_str) == Some("delete") {
+            if let Some(i) = pos {
+                existing.remove(i);
+            }
+            continue;
+        }
+        match pos {
+            Some(i) => strategic_merge(&mut existing[i], item, field),
+            None => existing.push(item.clone()),
+        }
+    }
+    Value::Array(existing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn smp(doc: Value, patch: Value) -> Value {
+        Patch::Strategic(patch).apply(&doc).expect("apply")
+    }
+
+    #[test]
+    fn containers_merge_by_name() {
+        let doc = json!({"spec": {"containers": [{"name": "a", "image": "x"}, {"name": "b", "image": "y"}]}});
+        let out = smp(
+            doc,
+            json!({"spec": {"containers": [{"name": "b", "image": "z"}]}}),
+        );
+        assert_eq!(
+            out["spec"]["containers"],
+            json!([{"name": "a", "image": "x"}, {"name": "b", "image": "z"}])
+        );
+    }
+
+    #[test]
+    fn directives_delete_and_replace() {
+        let doc = json!({"metadata": {"labels": {"a": "1", "b": "2"}}, "spec": {"containers": [{"name": "a"}, {"name": "b"}]}});
+        let out = smp(
+            doc,
+            json!({"metadata": {"labels": {"a": null}}, "spec": {"containers": [{"name": "a", "$patch": "delete"}]}}),
+        );
+        assert_eq!(out["metadata"]["labels"], json!({"b": "2"}));
+        assert_eq!(out["spec"]["containers"], json!([{"name": "b"}]));
+    }
+
+    #[test]
+    fn merge_and_json_patch() {
+        let doc = json!({"metadata": {"finalizers": ["x"]}});
+        let jp: json_patch::Patch = serde_json::from_value(json!([
+            {"op": "test", "path": "/metadata/finalizers/0", "value": "x"},
+            {"op": "remove", "path": "/metadata/finalizers/0"}
+        ]))
+        .expect("ops");
+        let out = Patch::Json(jp).apply(&doc).expect("apply");
+        assert_eq!(out["metadata"]["finalizers"], json!([]));
+        let failing: json_patch::Patch = serde_json::from_value(
+            json!([{"op": "test", "path": "/metadata/finalizers/0", "value": "y"}]),
+        )
+        .expect("ops");
+        assert_eq!(
+            Patch::Json(failing).apply(&doc).expect_err("test op").code,
+            422
+        );
+    }
+
+    #[test]
+    fn strategic_on_custom_resources_is_415() {
+        let e = Patch::parse(PatchType::Strategic, b"{}", true).expect_err("415");
+        assert_eq!(e.code, 415);
+    }
+}

@@ -1,0 +1,594 @@
+//! The write verbs: create, update, patch, delete and deletecollection, for objects and their
+//! `status` and `scale` subresources.
+//!
+//! Every write is a read-modify-write against one store key, guarded by the revision read
+//! (optimistic concurrency): a caller-supplied stale resourceVersion is a 409, an unconditional
+//! write that loses a race is retried. A write that changes nothing is not written, so it does
+//! not bump resourceVersion or wake watchers, as in kube-apiserver.
+
+use serde_json::{Value, json};
+
+use crate::admission::admit;
+use crate::error::{ApiError, ApiResult};
+use crate::object::{self, meta_mut, meta_str};
+use crate::patch;
+use crate::registry::ResourceInfo;
+use crate::request::{FieldValidation, PatchType, Query, Target};
+use crate::server::Shared;
+use crate::{crd, scale};
+
+/// A successful response: HTTP code, body and `Warning` headers.
+#[derive(Debug)]
+pub(crate) struct Reply {
+    /// HTTP status code.
+    pub code: u16,
+    /// Response body (an object, list or Status).
+    pub body: Value,
+    /// Warnings for the `Warning: 299` header.
+    pub warnings: Vec<String>,
+}
+
+impl Reply {
+    fn ok(body: Value) -> Self {
+        Reply {
+            code: 200,
+            body,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// Options common to writes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WriteOptions {
+    /// `dryRun=All`.
+    pub dry_run: bool,
+    /// `fieldValidation`.
+    pub validation: FieldValidation,
+}
+
+impl WriteOptions {
+    /// Reads the options from the query.
+    pub(crate) fn from_query(q: &Query) -> ApiResult<Self> {
+        Ok(WriteOptions {
+            dry_run: q.dry_run()?,
+            validation: q.field_validation()?,
+        })
+    }
+}
+
+fn check_type(info: &ResourceInfo, obj: &Value) -> ApiResult<()> {
+    if !obj.is_object() {
+        return Err(ApiError::bad_request(
+            "the body of the request must be a JSON object",
+        ));
+    }
+    let want = info.api_version();
+    match obj.get("apiVersion").and_then(Value::as_str) {
+        Some(v) if v == want => {}
+        Some(v) => {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({v}) does not match the expected API version ({want})"
+            )));
+        }
+        None => {
+            return Err(ApiError::bad_request(format!(
+                "Object 'apiVersion' is missing in '{}'",
+                truncate(obj)
+            )));
+        }
+    }
+    match obj.get("kind").and_then(Value::as_str) {
+        Some(k) if k == info.kind => Ok(()),
+        Some(k) => Err(ApiError::bad_request(format!(
+            "the kind in the data ({k}) does not match the expected kind ({})",
+            info.kind
+        ))),
+        None => Err(ApiError::bad_request(format!(
+            "Object 'Kind' is missing in '{}'",
+            truncate(obj)
+        ))),
+    }
+}
+
+fn truncate(obj: &Value) -> String {
+    let s = obj.to_string();
+    s.chars().take(200).collect()
+}
+
+/// Sets the namespace from the path, rejecting a mismatch.
+fn bind_namespace(target: &Target, obj: &mut Value) -> ApiResult<()> {
+    let info = &target.info;
+    let meta = meta_mut(obj);
+    if !info.namespaced {
+        meta.remove("namespace");
+        return Ok(());
+    }
+    let Some(ns) = target.namespace.as_deref() else {
+        return Err(ApiError::method_not_allowed(
+            "POST",
+            &format!("{} across all namespaces", info.plural),
+        ));
+    };
+    match meta.get("namespace").and_then(Value::as_str) {
+        None | Some("") => {
+            meta.insert("namespace".into(), Value::String(ns.into()));
+            Ok(())
+        }
+        Some(given) if given == ns => Ok(()),
+        Some(_) => Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        )),
+    }
+}
+
+impl Shared {
+    /// Checks a namespace exists and is not terminating, before creating in it.
+    async fn check_namespace(&self, ns: &str) -> ApiResult<()> {
+        let Some(kv) = self.store.get(&format!("/registry/core/namespaces/{ns}")) else {
+            return Err(ApiError::not_found(
+                crate::error::GroupResource {
+                    group: "",
+                    resource: "namespaces",
+                },
+                ns,
+            ));
+        };
+        let obj = object::from_stored(&kv)?;
+        if meta_str(&obj, "deletionTimestamp").is_some() {
+            return Err(ApiError::forbidden(format!(
+                "unable to create new content in namespace {ns} because it is being terminated"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Reads one object in the served version of `info`.
+    pub(crate) fn read(
+        &self,
+        info: &ResourceInfo,
+        ns: Option<&str>,
+        name: &str,
+    ) -> ApiResult<(Value, i64)> {
+        let kv = self
+            .store
+            .get(&info.key(ns, name))
+            .ok_or_else(|| ApiError::not_found(info.group_resource(), name))?;
+        Ok((
+            object::to_served(info, object::from_stored(&kv)?),
+            kv.mod_revision,
+        ))
+    }
+
+    /// GET of an object or subresource.
+    pub(crate) fn get_object(&self, target: &Target) -> ApiResult<Value> {
+        let name = target.name.as_deref().unwrap_or_default();
+        let (obj, _) = self.read(&target.info, target.namespace.as_deref(), name)?;
+        match target.subresource.as_deref() {
+            Some("scale") => scale::to_scale(&target.info, &obj),
+            _ => Ok(obj),
+        }
+    }
+
+    /// POST to a collection.
+    pub(crate) async fn create(
+        &self,
+        target: &Target,
+        mut obj: Value,
+        opts: WriteOptions,
+    ) -> ApiResult<Reply> {
+        let info = &target.info;
+        if target.name.is_some() {
+            return Err(ApiError::method_not_allowed("POST", &info.plural));
+        }
+        check_type(info, &obj)?;
+        bind_namespace(target, &mut obj)?;
+        let meta = meta_mut(&mut obj);
+        let has_name = meta
+            .get("name")
+            .and_then(Value::as_str)
+            .is_some_and(|n| !n.is_empty());
+        if !has_name
+            && let Some(prefix) = meta.get("generateName").and_then(Value::as_str)
+            && !prefix.is_empty()
+        {
+            let generated = format!("{prefix}{}", object::name_suffix());
+            meta.insert("name".into(), Value::String(generated));
+        }
+        for k in [
+            "resourceVersion",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "selfLink",
+        ] {
+            meta.remove(k);
+        }
+        meta.insert("uid".into(), Value::String(object::uid()));
+        meta.insert("creationTimestamp".into(), Value::String(object::now()));
+        if info.generation {
+            meta.insert("generation".into(), json!(1));
+        } else {
+            meta.remove("generation");
+        }
+        if info.status
+            && let Some(o) = obj.as_object_mut()
+        {
+            o.remove("status");
+        }
+        if let Some(ns) = target.namespace.as_deref().filter(|_| info.namespaced) {
+            self.check_namespace(ns).await?;
+        }
+        let warnings = admit(info, &mut obj, opts.validation)?;
+        if crd::is_crd(info) {
+            crd::prepare(self, &mut obj, None)?;
+        }
+        let name = object::name(&obj).to_string();
+        if opts.dry_run {
+            if self
+                .store
+                .get(&info.key(target.namespace.as_deref(), &name))
+                .is_some()
+            {
+                return Err(ApiError::already_exists(info.group_resource(), &name));
+            }
+            return Ok(Reply {
+                code: 201,
+                body: obj,
+                warnings,
+            });
+        }
+        let stored = object::to_storage(info, obj);
+        let key = info.key(target.namespace.as_deref(), &name);
+        let kv = self
+            .store
+            .create(&key, object::to_stored(&stored)?)
+            .await
+            .map_err(|e| match e {
+                mni_store::Error::AlreadyExists { .. } => {
+                    ApiError::already_exists(info.group_resource(), &name)
+                }
+                other => other.into(),
+            })?;
+        let created = object::to_served(info, object::from_stored(&kv)?);
+        if crd::is_crd(info) {
+            crd::register(self, &created)?;
+        }
+        Ok(Reply {
+            code: 201,
+            body: created,
+            warnings,
+        })
+    }
+
+    /// PUT of an object or subresource.
+    pub(crate) async fn update(
+        &self,
+        target: &Target,
+        body: Value,
+        opts: WriteOptions,
+    ) -> ApiResult<Reply> {
+        if target.subresource.as_deref() == Some("scale") {
+            let info = target.info.clone();
+            return self
+                .modify(target, opts, |current| {
+                    scale::apply_scale(&info, current, &body)
+                })
+                .await;
+        }
+        check_type(&target.info, &body)?;
+        let explicit_rv = meta_str(&body, "resourceVersion").map(str::to_string);
+        self.modify(target, opts, |current| {
+            if let Some(rv) = &explicit_rv
+                && meta_str(current, "resourceVersion") != Some(rv.as_str())
+            {
+                return Err(ApiError::stale(
+                    target.info.group_resource(),
+                    object::name(current),
+                ));
+            }
+            Ok(body.clone())
+        })
+        .await
+    }
+
+    /// PATCH of an object or subresource.
+    pub(crate) async fn patch(
+        &self,
+        target: &Target,
+        kind: PatchType,
+        body: &[u8],
+        opts: WriteOptions,
+    ) -> ApiResult<Reply> {
+        let info = target.info.clone();
+        let doc = patch::Patch::parse(kind, body, info.custom().is_some())?;
+        let is_scale = target.subresource.as_deref() == Some("scale");
+        self.modify(target, opts, |current| {
+            if is_scale {
+                let scaled = doc.apply(&scale::to_scale(&info, current)?)?;
+                return scale::apply_scale(&info, current, &scaled);
+            }
+            let patched = doc.apply(current)?;
+            if let Some(rv) = meta_str(&patched, "resourceVersion")
+                && meta_str(current, "resourceVersion") != Some(rv)
+            {
+                return Err(ApiError::stale(
+                    info.group_resource(),
+                    object::name(current),
+                ));
+            }
+            Ok(patched)
+        })
+        .await
+    }
+
+    /// The read-modify-write loop behind PUT and PATCH.
+    async fn modify(
+        &self,
+        target: &Target,
+        opts: WriteOptions,
+        change: impl Fn(&Value) -> ApiResult<Value>,
+    ) -> ApiResult<Reply> {
+        let info = &target.info;
+        let ns = target.namespace.as_deref();
+        let name = target.name.as_deref().unwrap_or_default();
+        let key = info.key(ns, name);
+        loop {
+            let (current, revision) = self.read(info, ns, name)?;
+            let candidate = change(&current)?;
+            check_type(info, &candidate)?;
+            let mut next =
+                merge_for_update(info, target.subresource.as_deref(), &current, candidate)?;
+            let warnings = admit(info, &mut next, opts.validation)?;
+            if crd::is_crd(info) {
+                crd::prepare(self, &mut next, Some(&current))?;
+            }
+            let deleting = meta_str(&next, "deletionTimestamp").is_some();
+            if deleting && object::finalizers(&next).is_empty() {
+                if opts.dry_run {
+                    return Ok(Reply::ok(next));
+                }
+                return match self.store.delete(&key, Some(revision)).await {
+                    Ok(_) => {
+                        self.after_delete(info, &next).await?;
+                        Ok(Reply {
+                            code: 200,
+                            body: next,
+                            warnings,
+                        })
+                    }
+                    Err(mni_store::Error::Conflict { .. }) => continue,
+                    Err(e) => Err(e.into()),
+                };
+            }
+            if next == current {
+                return Ok(Reply {
+                    code: 200,
+                    body: current,
+                    warnings,
+                });
+            }
+            if opts.dry_run {
+                return Ok(Reply {
+                    code: 200,
+                    body: next,
+                    warnings,
+                });
+            }
+            let stored = object::to_storage(info, next);
+            match self
+                .store
+                .update(&key, object::to_stored(&stored)?, Some(revision))
+                .await
+            {
+                Ok(kv) => {
+                    let updated = object::to_served(info, object::from_stored(&kv)?);
+                    if crd::is_crd(info) {
+                        crd::register(self, &updated)?;
+                    }
+                    return Ok(Reply {
+                        code: 200,
+                        body: updated,
+                        warnings,
+                    });
+                }
+                Err(mni_store::Error::Conflict { .. }) => continue,
+                Err(mni_store::Error::NotFound { .. }) => {
+                    return Err(ApiError::not_found(info.group_resource(), name));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// DELETE of one object.
+    pub(crate) async fn delete(
+        &self,
+        target: &Target,
+        options: &Value,
+        dry_run: bool,
+    ) -> ApiResult<Reply> {
+        let info = &target.info;
+        let ns = target.namespace.as_deref();
+        let name = target.name.as_deref().unwrap_or_default();
+        let key = info.key(ns, name);
+        loop {
+            let (current, revision) = self.read(info, ns, name)?;
+            check_preconditions(info, &current, options)?;
+            let needs_finalizing = !object::finalizers(&current).is_empty()
+                || (info.group.is_empty() && info.plural == "namespaces");
+            if needs_finalizing {
+                if meta_str(&current, "deletionTimestamp").is_some() || dry_run {
+                    return Ok(Reply::ok(current));
+                }
+                let mut next = current.clone();
+                let meta = meta_mut(&mut next);
+                meta.insert("deletionTimestamp".into(), Value::String(object::now()));
+                meta.insert("deletionGracePeriodSeconds".into(), json!(0));
+                if info.generation {
+                    let g = meta.get("generation").and_then(Value::as_i64).unwrap_or(0);
+                    meta.insert("generation".into(), json!(g + 1));
+                }
+                if info.group.is_empty() && info.plural == "namespaces" {
+                    next["status"]["phase"] = json!("Terminating");
+                }
+                let stored = object::to_storage(info, next);
+                match self
+                    .store
+                    .update(&key, object::to_stored(&stored)?, Some(revision))
+                    .await
+                {
+                    Ok(kv) => {
+                        self.kick_controllers();
+                        return Ok(Reply::ok(object::to_served(
+                            info,
+                            object::from_stored(&kv)?,
+                        )));
+                    }
+                    Err(mni_store::Error::Conflict { .. }) => continue,
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            if dry_run {
+                return Ok(Reply::ok(current));
+            }
+            match self.store.delete(&key, Some(revision)).await {
+                Ok(_) => {
+                    self.after_delete(info, &current).await?;
+                    return Ok(Reply::ok(current));
+                }
+                Err(mni_store::Error::Conflict { .. }) => continue,
+                Err(mni_store::Error::NotFound { .. }) => {
+                    return Err(ApiError::not_found(info.group_resource(), name));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// Work that follows an object's removal from the store.
+    async fn after_delete(&self, info: &ResourceInfo, obj: &Value) -> ApiResult<()> {
+        if crd::is_crd(info) {
+            crd::unregister(self, obj).await?;
+        }
+        Ok(())
+    }
+}
+
+/// Applies the rules of an update to the main resource or a subresource: what the client may
+/// change, what the server keeps, and `generation`.
+fn merge_for_update(
+    info: &ResourceInfo,
+    subresource: Option<&str>,
+    current: &Value,
+    candidate: Value,
+) -> ApiResult<Value> {
+    let mut next = match subresource {
+        Some("status") => {
+            let mut next = current.clone();
+            match candidate.get("status") {
+                Some(s) => next["status"] = s.clone(),
+                None => {
+                    if let Some(o) = next.as_object_mut() {
+                        o.remove("status");
+                    }
+                }
+            }
+            next
+        }
+        Some("scale") | None => {
+            let mut next = candidate;
+            if info.status && subresource.is_none() {
+                match current.get("status") {
+                    Some(s) => next["status"] = s.clone(),
+                    None => {
+                        if let Some(o) = next.as_object_mut() {
+                            o.remove("status");
+                        }
+                    }
+                }
+            }
+            next
+        }
+        Some(other) => {
+            return Err(ApiError::method_not_allowed("PUT", other));
+        }
+    };
+    let cur_meta = current
+        .get("metadata")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    let meta = meta_mut(&mut next);
+    for k in [
+        "name",
+        "namespace",
+        "uid",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "generation",
+    ] {
+        match cur_meta.get(k) {
+            Some(v) => {
+                meta.insert(k.into(), v.clone());
+            }
+            None => {
+                meta.remove(k);
+            }
+        }
+    }
+    meta.insert(
+        "resourceVersion".into(),
+        cur_meta
+            .get("resourceVersion")
+            .cloned()
+            .unwrap_or(Value::Null),
+    );
+    let name = object::name(current).to_string();
+    if meta_str(current, "deletionTimestamp").is_some() {
+        let before = object::finalizers(current);
+        if object::finalizers(&next)
+            .iter()
+            .any(|f| !before.contains(f))
+        {
+            return Err(ApiError::invalid(
+                &info.kind,
+                &info.group,
+                &name,
+                &[mni_apimachinery::FieldError::forbidden(
+                    "metadata.finalizers",
+                    "no new finalizers can be added if the object is being deleted",
+                )],
+            ));
+        }
+    }
+    if info.generation && object::spec_of(&next) != object::spec_of(current) {
+        let g = meta_str(current, "generation").map_or_else(
+            || current["metadata"]["generation"].as_i64().unwrap_or(0),
+            |s| s.parse().unwrap_or(0),
+        );
+        meta_mut(&mut next).insert("generation".into(), json!(g + 1));
+    }
+    Ok(next)
+}
+
+/// DeleteOptions preconditions (uid, resourceVersion).
+fn check_preconditions(info: &ResourceInfo, current: &Value, options: &Value) -> ApiResult<()> {
+    let Some(pre) = options.get("preconditions") else {
+        return Ok(());
+    };
+    for (field, label) in [("uid", "UID"), ("resourceVersion", "ResourceVersion")] {
+        if let Some(want) = pre.get(field).and_then(Value::as_str) {
+            let have = meta_str(current, field).unwrap_or_default();
+            if want != have {
+                return Err(ApiError::conflict(
+                    info.group_resource(),
+                    object::name(current),
+                    &format!(
+                        "Precondition failed: {label} in precondition: {want}, {label} in object meta: {have}"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}

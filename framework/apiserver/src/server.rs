@@ -1,0 +1,432 @@
+//! The server: its builder, shared state, HTTP routing and background loops.
+//!
+//! Start here. [`Server::builder`] configures the listen address and the store (a directory
+//! for durable SQLite, or memory); [`ServerBuilder::start`] binds, loads CRDs, starts the
+//! compactor and the namespace finalizer, and returns a running [`Server`] with its address.
+//! Every request goes through [`dispatch`], which routes by path and verb.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::{IntoResponse, Response};
+use http::{HeaderValue, Method, header};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::sync::{Notify, watch};
+
+use crate::error::{ApiError, ApiResult};
+use crate::registry::Registry;
+use crate::request::{self, MAX_BODY, Output, Query, Route};
+use crate::rest::{Reply, WriteOptions};
+use crate::{crd, discovery, openapi};
+
+/// Errors starting or running the server.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The store could not be opened.
+    #[error("opening the store: {0}")]
+    Store(#[from] mni_store::Error),
+    /// The listen address could not be bound.
+    #[error("binding {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Loading stored CRDs failed.
+    #[error("loading CustomResourceDefinitions: {0}")]
+    Load(ApiError),
+}
+
+/// State shared by every request handler and background loop.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) store: mni_store::Store,
+    registry: RwLock<Registry>,
+    pub(crate) openapi: openapi::Cache,
+    shutdown: watch::Receiver<bool>,
+    controllers: Notify,
+    bookmark_interval: Duration,
+    address: RwLock<String>,
+}
+
+impl Shared {
+    /// The registry, for reading.
+    pub(crate) fn registry(&self) -> RwLockReadGuard<'_, Registry> {
+        self.registry.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The registry, for changing.
+    pub(crate) fn registry_mut(&self) -> RwLockWriteGuard<'_, Registry> {
+        self.registry.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A receiver that changes when the server shuts down.
+    pub(crate) fn shutdown_signal(&self) -> watch::Receiver<bool> {
+        self.shutdown.clone()
+    }
+
+    /// How often watches that allow bookmarks get one.
+    pub(crate) fn bookmark_interval(&self) -> Duration {
+        self.bookmark_interval
+    }
+
+    /// Wakes the background controllers (after a deletion started).
+    pub(crate) fn kick_controllers(&self) {
+        self.controllers.notify_one();
+    }
+
+    /// Resolves at the next [`kick_controllers`](Self::kick_controllers).
+    pub(crate) async fn wait_for_kick(&self) {
+        self.controllers.notified().await;
+    }
+}
+
+/// Configures and starts a [`Server`].
+#[derive(Debug, Clone)]
+pub struct ServerBuilder {
+    listen: SocketAddr,
+    data_dir: Option<PathBuf>,
+    compaction_interval: Duration,
+    compaction_retain: i64,
+    bookmark_interval: Duration,
+}
+
+impl Default for ServerBuilder {
+    fn default() -> Self {
+        ServerBuilder {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            data_dir: None,
+            compaction_interval: Duration::from_secs(300),
+            compaction_retain: 10_000,
+            bookmark_interval: Duration::from_secs(30),
+        }
+    }
+}
+
+impl ServerBuilder {
+    /// The address to listen on (default `127.0.0.1:0`, an ephemeral loopback port).
+    #[must_use]
+    pub fn with_listen(mut self, addr: SocketAddr) -> Self {
+        self.listen = addr;
+        self
+    }
+
+    /// Persist to SQLite under this directory (default: in memory).
+    #[must_use]
+    pub fn with_data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.data_dir = Some(dir.into());
+        self
+    }
+
+    /// How often old revisions are compacted, and how many recent revisions are kept.
+    #[must_use]
+    pub fn with_compaction(mut self, interval: Duration, retain: i64) -> Self {
+        self.compaction_interval = interval;
+        self.compaction_retain = retain;
+        self
+    }
+
+    /// How often watches that allow bookmarks receive one (default 30 s).
+    #[must_use]
+    pub fn with_bookmark_interval(mut self, interval: Duration) -> Self {
+        self.bookmark_interval = interval;
+        self
+    }
+
+    /// Opens the store, binds the address and starts serving.
+    pub async fn start(self) -> Result<Server, Error> {
+        let store = match &self.data_dir {
+            Some(dir) => {
+                std::fs::create_dir_all(dir).map_err(mni_store::Error::from)?;
+                mni_store::Store::open(&dir.join("state.db"), mni_store::StoreOptions::default())?
+            }
+            None => mni_store::Store::in_memory()?,
+        };
+        let listener = TcpListener::bind(self.listen)
+            .await
+            .map_err(|source| Error::Bind {
+                addr: self.listen,
+                source,
+            })?;
+        let addr = listener.local_addr().map_err(|source| Error::Bind {
+            addr: self.listen,
+            source,
+        })?;
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let shared = Arc::new(Shared {
+            store: store.clone(),
+            registry: RwLock::new(Registry::with_builtins()),
+            openapi: openapi::Cache::default(),
+            shutdown: stop_rx.clone(),
+            controllers: Notify::new(),
+            bookmark_interval: self.bookmark_interval,
+            address: RwLock::new(addr.to_string()),
+        });
+        crd::load_all(&shared).map_err(Error::Load)?;
+        crate::controllers::bootstrap(&shared)
+            .await
+            .map_err(Error::Load)?;
+        let compactor = store.spawn_compactor(self.compaction_interval, self.compaction_retain);
+        let ns_loop = tokio::spawn(crate::controllers::run(shared.clone()));
+        let app = axum::Router::new()
+            .fallback(dispatch)
+            .with_state(shared.clone());
+        let mut stop = stop_rx;
+        let serve = tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = stop.wait_for(|s| *s).await;
+                })
+                .await;
+        });
+        Ok(Server {
+            addr,
+            shared,
+            stop: stop_tx,
+            tasks: vec![serve, ns_loop, compactor],
+        })
+    }
+}
+
+/// A running API server.
+#[derive(Debug)]
+pub struct Server {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    stop: watch::Sender<bool>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Server {
+    /// A builder with loopback, ephemeral-port, in-memory defaults.
+    pub fn builder() -> ServerBuilder {
+        ServerBuilder::default()
+    }
+
+    /// The address the server listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://ADDR`, the base URL for clients.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The store's current revision (the newest resourceVersion).
+    pub fn revision(&self) -> i64 {
+        self.shared.store.current_revision()
+    }
+
+    /// Stops accepting requests, ends watches, waits for in-flight requests, and closes the
+    /// store so every acknowledged write is on disk.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        let mut tasks = self.tasks.into_iter();
+        if let Some(serve) = tasks.next() {
+            let _ = tokio::time::timeout(Duration::from_secs(10), serve).await;
+        }
+        for t in tasks {
+            t.abort();
+        }
+        self.shared.store.close().await;
+    }
+}
+
+fn version_info() -> Value {
+    json!({
+        "major": "1",
+        "minor": "37",
+        "gitVersion": format!("v1.37.0-mni.{}", env!("CARGO_PKG_VERSION")),
+        "gitCommit": "",
+        "gitTreeState": "clean",
+        "buildDate": "1970-01-01T00:00:00Z",
+        "goVersion": "",
+        "compiler": "rustc",
+        "platform": format!("{}/{}", std::env::consts::OS, if cfg!(target_arch = "x86_64") { "amd64" } else if cfg!(target_arch = "aarch64") { "arm64" } else { std::env::consts::ARCH }),
+    })
+}
+
+fn json_response(code: u16, body: &Value, warnings: &[String]) -> Response {
+    let bytes = serde_json::to_vec(body).unwrap_or_default();
+    let mut resp = Response::new(Body::from(bytes));
+    *resp.status_mut() = http::StatusCode::from_u16(code).unwrap_or(http::StatusCode::OK);
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    for w in warnings {
+        let value = format!("299 - {}", serde_json::to_string(w).unwrap_or_default());
+        if let Ok(v) = HeaderValue::from_str(&value) {
+            resp.headers_mut().append(header::WARNING, v);
+        }
+    }
+    resp
+}
+
+/// Routes one request.
+pub(crate) async fn dispatch(State(shared): State<Arc<Shared>>, req: Request) -> Response {
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    let result = handle(shared, req).await;
+    match result {
+        Ok(resp) => resp,
+        Err(e) => {
+            if e.code >= 500 {
+                tracing::error!(%method, %path, error = %e, "request failed");
+            } else {
+                tracing::debug!(%method, %path, error = %e, "request rejected");
+            }
+            e.into_response()
+        }
+    }
+}
+
+async fn handle(shared: Arc<Shared>, req: Request) -> ApiResult<Response> {
+    let (parts, body) = req.into_parts();
+    let path = parts.uri.path().to_string();
+    let query = Query::parse(parts.uri.query());
+    let headers = parts.headers;
+    let method = parts.method;
+    let body = axum::body::to_bytes(body, MAX_BODY)
+        .await
+        .map_err(|_| ApiError::too_large(MAX_BODY))?;
+    match path.as_str() {
+        "/version" | "/version/" => return Ok(json_response(200, &version_info(), &[])),
+        "/healthz" | "/readyz" | "/livez" => {
+            return Ok((http::StatusCode::OK, "ok").into_response());
+        }
+        _ => {}
+    }
+    if path == "/openapi/v2" || path.starts_with("/openapi/v3") {
+        return openapi::serve(&shared, &path, &headers);
+    }
+    let route = request::route(&shared.registry(), &path)?;
+    let target = match route {
+        Route::CoreVersions | Route::Groups => {
+            let core = matches!(route, Route::CoreVersions);
+            if let Some(v) = discovery::aggregated(&headers) {
+                let doc = discovery::aggregated_list(&shared.registry(), core, v);
+                let mut resp = json_response(200, &doc, &[]);
+                if let Ok(ct) = HeaderValue::from_str(&discovery::aggregated_content_type(v)) {
+                    resp.headers_mut().insert(header::CONTENT_TYPE, ct);
+                }
+                return Ok(resp);
+            }
+            let addr = shared.address.read().map(|a| a.clone()).unwrap_or_default();
+            let doc = if core {
+                discovery::core_versions(&addr)
+            } else {
+                discovery::groups(&shared.registry())
+            };
+            return Ok(json_response(200, &doc, &[]));
+        }
+        Route::Group(g) => {
+            let doc =
+                discovery::group(&shared.registry(), &g).ok_or_else(ApiError::path_not_found)?;
+            return Ok(json_response(200, &doc, &[]));
+        }
+        Route::Resources(g, v) => {
+            return Ok(json_response(
+                200,
+                &discovery::resource_list(&shared.registry(), &g, &v),
+                &[],
+            ));
+        }
+        Route::Resource(t) => t,
+    };
+    let output = request::output(&headers);
+    let is_item = target.name.is_some();
+    let reply: Reply = match (method.clone(), is_item) {
+        (Method::GET, false) if query.flag("watch") => {
+            return crate::watch::watch(shared.clone(), target, query, output).await;
+        }
+        (Method::GET, false) => {
+            let body = shared.list(&target, &query, output).await?;
+            return Ok(json_response(200, &body, &[]));
+        }
+        (Method::GET, true) => {
+            let obj = shared.get_object(&target)?;
+            let body = match output {
+                Output::Object => obj,
+                Output::Metadata => crate::object::partial_metadata(&obj),
+                Output::Table => {
+                    let rv = obj["metadata"]["resourceVersion"].clone();
+                    crate::table::table(
+                        &target.info,
+                        std::slice::from_ref(&obj),
+                        json!({"resourceVersion": rv}),
+                        &query,
+                    )
+                }
+            };
+            return Ok(json_response(200, &body, &[]));
+        }
+        (Method::POST, false) => {
+            let obj = request::decode_body(&headers, &body)?;
+            shared
+                .create(&target, obj, WriteOptions::from_query(&query)?)
+                .await?
+        }
+        (Method::PUT, true) => {
+            let obj = request::decode_body(&headers, &body)?;
+            shared
+                .update(&target, obj, WriteOptions::from_query(&query)?)
+                .await?
+        }
+        (Method::PATCH, true) => {
+            let kind = request::patch_type(&headers)?;
+            shared
+                .patch(&target, kind, &body, WriteOptions::from_query(&query)?)
+                .await?
+        }
+        (Method::DELETE, true) => {
+            let options = delete_options(&headers, &body, &query)?;
+            let dry_run = query.dry_run()?
+                || options["dryRun"]
+                    .as_array()
+                    .is_some_and(|a| a.iter().any(|v| v == "All"));
+            shared.delete(&target, &options, dry_run).await?
+        }
+        (Method::DELETE, false) => {
+            let options = delete_options(&headers, &body, &query)?;
+            shared.delete_collection(&target, &query, &options).await?
+        }
+        (m, _) => {
+            return Err(ApiError::method_not_allowed(
+                m.as_str(),
+                &target.info.plural,
+            ));
+        }
+    };
+    let body = match output {
+        Output::Metadata if reply.body.get("metadata").is_some() => {
+            crate::object::partial_metadata(&reply.body)
+        }
+        _ => reply.body,
+    };
+    Ok(json_response(reply.code, &body, &reply.warnings))
+}
+
+fn delete_options(headers: &http::HeaderMap, body: &[u8], q: &Query) -> ApiResult<Value> {
+    let mut options = if body.iter().all(u8::is_ascii_whitespace) {
+        json!({})
+    } else {
+        request::decode_body(headers, body)?
+    };
+    if !options.is_object() {
+        return Err(ApiError::bad_request("DeleteOptions must be a JSON object"));
+    }
+    if let Some(p) = q.get("propagationPolicy") {
+        options["propagationPolicy"] = json!(p);
+    }
+    Ok(options)
+}

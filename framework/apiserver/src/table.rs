@@ -1,0 +1,406 @@
+//! `meta.k8s.io/v1` `Table` responses, which `kubectl get` asks for.
+//!
+//! Built-in kinds get the columns kube-apiserver's printers show for them (Deployment's
+//! READY/UP-TO-DATE/AVAILABLE, Pod's READY/STATUS/RESTARTS, …); custom resources get NAME,
+//! their `additionalPrinterColumns` (evaluated as JSONPath), and AGE when they declare none.
+
+use serde_json::{Value, json};
+
+use crate::object;
+use crate::registry::ResourceInfo;
+use crate::request::Query;
+
+struct Column {
+    name: &'static str,
+    type_: &'static str,
+    priority: i64,
+}
+
+const fn col(name: &'static str, type_: &'static str) -> Column {
+    Column {
+        name,
+        type_,
+        priority: 0,
+    }
+}
+
+fn age(obj: &Value) -> String {
+    let Some(ts) = object::meta_str(obj, "creationTimestamp") else {
+        return "<unknown>".into();
+    };
+    let Ok(t) = ts.parse::<jiff::Timestamp>() else {
+        return "<invalid>".into();
+    };
+    let secs = jiff::Timestamp::now().as_second() - t.as_second();
+    human_duration(secs.max(0))
+}
+
+/// kubectl's `duration.HumanDuration`: `45s`, `5m10s`, `3h`, `2d5h`, `400d`, `3y20d`.
+pub(crate) fn human_duration(secs: i64) -> String {
+    let (m, h, d) = (secs / 60, secs / 3600, secs / 86_400);
+    if secs < 120 {
+        format!("{secs}s")
+    } else if m < 10 {
+        if secs % 60 == 0 {
+            format!("{m}m")
+        } else {
+            format!("{m}m{}s", secs % 60)
+        }
+    } else if m < 180 {
+        format!("{m}m")
+    } else if h < 8 {
+        if m % 60 == 0 {
+            format!("{h}h")
+        } else {
+            format!("{h}h{}m", m % 60)
+        }
+    } else if h < 48 {
+        format!("{h}h")
+    } else if h < 192 {
+        if h % 24 == 0 {
+            format!("{d}d")
+        } else {
+            format!("{d}d{}h", h % 24)
+        }
+    } else if d < 365 * 2 {
+        format!("{d}d")
+    } else if d < 365 * 8 {
+        let y = d / 365;
+        if d % 365 == 0 {
+            format!("{y}y")
+        } else {
+            format!("{y}y{}d", d % 365)
+        }
+    } else {
+        format!("{}y", d / 365)
+    }
+}
+
+/// Evaluates the simple JSONPath of a printer column: `.a.b`, `.a[0].b`, `.a['x.y']`.
+fn lookup<'a>(obj: &'a Value, path: &str) -> Option<&'a Value> {
+    let mut cur = obj;
+    let mut rest = path
+        .trim()
+        .trim_start_matches('{')
+        .trim_end_matches('}')
+        .trim_start_matches('$');
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix('.') {
+            let end = r.find(['.', '[']).unwrap_or(r.len());
+            cur = cur.get(&r[..end])?;
+            rest = &r[end..];
+        } else if let Some(r) = rest.strip_prefix('[') {
+            let end = r.find(']')?;
+            let inner = r[..end].trim_matches(|c| c == '\'' || c == '"');
+            cur = match inner.parse::<usize>() {
+                Ok(i) if cur.is_array() => cur.get(i)?,
+                _ => cur.get(inner)?,
+            };
+            rest = &r[end + 1..];
+        } else {
+            return None;
+        }
+    }
+    Some(cur)
+}
+
+/// Formats a printer-column cell by its declared type.
+fn cell(type_: &str, v: Option<&Value>) -> Value {
+    match (type_, v) {
+        (_, None | Some(Value::Null)) => Value::Null,
+        ("date", Some(Value::String(ts))) => match ts.parse::<jiff::Timestamp>() {
+            Ok(t) => json!(human_duration(
+                (jiff::Timestamp::now().as_second() - t.as_second()).max(0)
+            )),
+            Err(_) => json!(ts),
+        },
+        ("integer" | "number" | "boolean", Some(v)) => v.clone(),
+        (_, Some(Value::String(s))) => json!(s),
+        (_, Some(v)) => json!(v.to_string()),
+    }
+}
+
+fn int(obj: &Value, ptr: &str) -> i64 {
+    obj.pointer(ptr).and_then(Value::as_i64).unwrap_or(0)
+}
+
+fn s(obj: &Value, ptr: &str) -> String {
+    obj.pointer(ptr)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn len(obj: &Value, ptr: &str) -> usize {
+    match obj.pointer(ptr) {
+        Some(Value::Object(m)) => m.len(),
+        Some(Value::Array(a)) => a.len(),
+        _ => 0,
+    }
+}
+
+/// Columns and cells of a built-in kind (after the NAME column, before AGE).
+fn builtin_row(kind: &str, o: &Value) -> (Vec<Column>, Vec<Value>) {
+    match kind {
+        "Namespace" => (
+            vec![col("Status", "string")],
+            vec![json!(s(o, "/status/phase"))],
+        ),
+        "ConfigMap" => (
+            vec![col("Data", "integer")],
+            vec![json!(len(o, "/data") + len(o, "/binaryData"))],
+        ),
+        "Secret" => (
+            vec![col("Type", "string"), col("Data", "integer")],
+            vec![json!(s(o, "/type")), json!(len(o, "/data"))],
+        ),
+        "ServiceAccount" => (
+            vec![col("Secrets", "integer")],
+            vec![json!(len(o, "/secrets"))],
+        ),
+        "Service" => {
+            let ports: Vec<String> = o
+                .pointer("/spec/ports")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .map(|p| format!("{}/{}", p["port"], p["protocol"].as_str().unwrap_or("TCP")))
+                .collect();
+            let ext = o
+                .pointer("/status/loadBalancer/ingress/0/ip")
+                .and_then(Value::as_str)
+                .unwrap_or("<none>");
+            (
+                vec![
+                    col("Type", "string"),
+                    col("Cluster-IP", "string"),
+                    col("External-IP", "string"),
+                    col("Port(s)", "string"),
+                ],
+                vec![
+                    json!(s(o, "/spec/type")),
+                    json!(
+                        o.pointer("/spec/clusterIP")
+                            .and_then(Value::as_str)
+                            .unwrap_or("<none>")
+                    ),
+                    json!(ext),
+                    json!(if ports.is_empty() {
+                        "<none>".into()
+                    } else {
+                        ports.join(",")
+                    }),
+                ],
+            )
+        }
+        "Pod" => {
+            let statuses = o
+                .pointer("/status/containerStatuses")
+                .and_then(Value::as_array);
+            let total = len(o, "/spec/containers");
+            let ready = statuses
+                .into_iter()
+                .flatten()
+                .filter(|c| c["ready"] == true)
+                .count();
+            let restarts: i64 = statuses
+                .into_iter()
+                .flatten()
+                .map(|c| c["restartCount"].as_i64().unwrap_or(0))
+                .sum();
+            let status = if object::meta_str(o, "deletionTimestamp").is_some() {
+                "Terminating".to_string()
+            } else {
+                s(o, "/status/phase")
+            };
+            (
+                vec![
+                    col("Ready", "string"),
+                    col("Status", "string"),
+                    col("Restarts", "string"),
+                ],
+                vec![
+                    json!(format!("{ready}/{total}")),
+                    json!(status),
+                    json!(restarts.to_string()),
+                ],
+            )
+        }
+        "Deployment" => (
+            vec![
+                col("Ready", "string"),
+                col("Up-to-date", "integer"),
+                col("Available", "integer"),
+            ],
+            vec![
+                json!(format!(
+                    "{}/{}",
+                    int(o, "/status/readyReplicas"),
+                    int(o, "/spec/replicas")
+                )),
+                json!(int(o, "/status/updatedReplicas")),
+                json!(int(o, "/status/availableReplicas")),
+            ],
+        ),
+        "ReplicaSet" => (
+            vec![
+                col("Desired", "integer"),
+                col("Current", "integer"),
+                col("Ready", "integer"),
+            ],
+            vec![
+                json!(int(o, "/spec/replicas")),
+                json!(int(o, "/status/replicas")),
+                json!(int(o, "/status/readyReplicas")),
+            ],
+        ),
+        "StatefulSet" => (
+            vec![col("Ready", "string")],
+            vec![json!(format!(
+                "{}/{}",
+                int(o, "/status/readyReplicas"),
+                int(o, "/spec/replicas")
+            ))],
+        ),
+        "DaemonSet" => (
+            vec![
+                col("Desired", "integer"),
+                col("Current", "integer"),
+                col("Ready", "integer"),
+                col("Up-to-date", "integer"),
+                col("Available", "integer"),
+            ],
+            vec![
+                json!(int(o, "/status/desiredNumberScheduled")),
+                json!(int(o, "/status/currentNumberScheduled")),
+                json!(int(o, "/status/numberReady")),
+                json!(int(o, "/status/updatedNumberScheduled")),
+                json!(int(o, "/status/numberAvailable")),
+            ],
+        ),
+        "Lease" => (
+            vec![col("Holder", "string")],
+            vec![json!(s(o, "/spec/holderIdentity"))],
+        ),
+        "Event" => (
+            vec![
+                col("Type", "string"),
+                col("Reason", "string"),
+                col("Object", "string"),
+                col("Message", "string"),
+            ],
+            vec![
+                json!(s(o, "/type")),
+                json!(s(o, "/reason")),
+                json!(format!(
+                    "{}/{}",
+                    s(o, "/involvedObject/kind").to_lowercase(),
+                    s(o, "/involvedObject/name")
+                )),
+                json!(s(o, "/message")),
+            ],
+        ),
+        _ => (Vec::new(), Vec::new()),
+    }
+}
+
+/// Builds a `Table` of `items` (served form).
+pub(crate) fn table(info: &ResourceInfo, items: &[Value], metadata: Value, q: &Query) -> Value {
+    let include = q.get("includeObject").unwrap_or("Metadata");
+    let mut defs = vec![json!({"name": "Name", "type": "string", "format": "name",
+        "description": "Name must be unique within a namespace.", "priority": 0})];
+    let mut rows = Vec::new();
+    let custom = info.custom();
+    let custom_cols = custom.map(|c| c.columns.clone()).unwrap_or_default();
+    for (i, o) in items.iter().enumerate() {
+        let mut cells = vec![json!(object::name(o))];
+        let mut extra_defs = Vec::new();
+        if custom.is_some() {
+            for c in &custom_cols {
+                cells.push(cell(&c.type_, lookup(o, &c.json_path)));
+                extra_defs.push(json!({"name": c.name, "type": c.type_, "format": c.format,
+                    "description": c.description, "priority": c.priority}));
+            }
+        } else {
+            let kind = if info.group == "events.k8s.io" {
+                ""
+            } else {
+                info.kind.as_str()
+            };
+            let (cols, values) = builtin_row(kind, o);
+            cells.extend(values);
+            extra_defs = cols
+                .iter()
+                .map(|c| json!({"name": c.name, "type": c.type_, "format": "", "description": "", "priority": c.priority}))
+                .collect();
+        }
+        let has_age = custom.is_some_and(|_| !custom_cols.is_empty());
+        if !has_age {
+            cells.push(json!(age(o)));
+            extra_defs.push(json!({"name": "Age", "type": "string", "format": "",
+                "description": "CreationTimestamp is a timestamp representing the server time when this object was created.", "priority": 0}));
+        }
+        if i == 0 {
+            defs.extend(extra_defs);
+        }
+        let object = match include {
+            "None" => Value::Null,
+            "Object" => o.clone(),
+            _ => object::partial_metadata(o),
+        };
+        rows.push(json!({"cells": cells, "object": object}));
+    }
+    if items.is_empty() {
+        let (cols, _) = if custom.is_some() {
+            (Vec::new(), Vec::new())
+        } else {
+            builtin_row(&info.kind, &Value::Null)
+        };
+        defs.extend(cols.iter().map(|c| json!({"name": c.name, "type": c.type_, "format": "", "description": "", "priority": c.priority})));
+        for c in &custom_cols {
+            defs.push(json!({"name": c.name, "type": c.type_, "format": c.format, "description": c.description, "priority": c.priority}));
+        }
+        if custom_cols.is_empty() {
+            defs.push(json!({"name": "Age", "type": "string", "format": "", "description": "", "priority": 0}));
+        }
+    }
+    json!({
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": metadata,
+        "columnDefinitions": defs,
+        "rows": rows,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_like_kubectl() {
+        for (secs, want) in [
+            (5, "5s"),
+            (119, "119s"),
+            (130, "2m10s"),
+            (600, "10m"),
+            (3 * 3600 + 60, "3h1m"),
+            (30 * 3600, "30h"),
+            (50 * 3600, "2d2h"),
+            (400 * 86_400, "400d"),
+        ] {
+            assert_eq!(human_duration(secs), want, "{secs}");
+        }
+    }
+
+    #[test]
+    fn printer_paths() {
+        let o = json!({"spec": {"list": [{"n": 1}]}, "metadata": {"labels": {"app.kubernetes.io/name": "x"}}});
+        assert_eq!(lookup(&o, ".spec.list[0].n"), Some(&json!(1)));
+        assert_eq!(
+            lookup(&o, ".metadata.labels['app.kubernetes.io/name']"),
+            Some(&json!("x"))
+        );
+        assert_eq!(lookup(&o, ".spec.missing"), None);
+    }
+}
