@@ -85,6 +85,12 @@ fn node(v: &Value, lvl: Level, path: &str, nested: bool, errs: &mut Vec<FieldErr
             format!("must be a valid regular expression, but isn't: {e}"),
         ));
     }
+    if obj.get("items").is_some_and(Value::is_array) {
+        errs.push(FieldError::forbidden(
+            at("items"),
+            "items must be a schema object and not an array",
+        ));
+    }
     if flag(obj, "uniqueItems") {
         errs.push(FieldError::forbidden(
             at("uniqueItems"),
@@ -422,6 +428,12 @@ mod tests {
             json!({"type": "object", "properties": {"l": {"type": "array", "x-kubernetes-list-type": "map", "items": {"type": "string"}}}}),
             &[&format!(
                 "{P}.properties[l].x-kubernetes-list-map-keys: Required value: must not be empty if x-kubernetes-list-type is map"
+            )],
+        );
+        check(
+            json!({"type": "object", "properties": {"t": {"type": "array", "items": [{"type": "string"}]}}}),
+            &[&format!(
+                "{P}.properties[t].items: Forbidden: items must be a schema object and not an array"
             )],
         );
         check(

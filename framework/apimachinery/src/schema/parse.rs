@@ -195,6 +195,13 @@ fn children(n: &Node<'_>, s: &mut Structural, depth: usize) -> Result<(), Schema
         Some(v @ Value::Object(_)) => {
             s.items = Some(parse_boxed(v, &join(path, "items"), depth + 1)?)
         }
+        // The JSON Schema tuple form is not structural (validate_schema reports it); a single
+        // schema in an array is taken as the item schema, others are ignored.
+        Some(Value::Array(list)) => {
+            if let [only @ Value::Object(_)] = list.as_slice() {
+                s.items = Some(parse_boxed(only, &join(path, "items"), depth + 1)?);
+            }
+        }
         Some(_) => return Err(bad(path, "items", "a schema")),
     }
     Ok(())
