@@ -16,6 +16,8 @@
 //! instead of duplicating it. Rust files are parsed before and after the insert (an insert that
 //! would leave code that does not parse is refused, naming the file and `syn`'s error) and the
 //! fragment is formatted as the `rust` module describes; YAML files are parsed after the insert.
+//! Inside a macro call such as `vec![...]` `syn` only sees tokens, so there the check is that
+//! brackets still balance.
 
 use mni_plugin::{Universe, UniverseError};
 
