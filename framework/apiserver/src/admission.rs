@@ -37,6 +37,7 @@ pub(crate) fn admit(
         Flavor::Custom(c) => match &c.schema {
             Some(schema) => {
                 let unknown = mni_apimachinery::prune(schema, obj);
+                mni_apimachinery::drop_non_nullable_nulls(schema, obj);
                 mni_apimachinery::default(schema, obj);
                 unknown
             }

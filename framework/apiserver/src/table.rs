@@ -32,92 +32,7 @@ fn age(obj: &Value) -> String {
         return "<invalid>".into();
     };
     let secs = jiff::Timestamp::now().as_second() - t.as_second();
-    human_duration(secs.max(0))
-}
-
-/// kubectl's `duration.HumanDuration`: `45s`, `5m10s`, `3h`, `2d5h`, `400d`, `3y20d`.
-pub(crate) fn human_duration(secs: i64) -> String {
-    let (m, h, d) = (secs / 60, secs / 3600, secs / 86_400);
-    if secs < 120 {
-        format!("{secs}s")
-    } else if m < 10 {
-        if secs % 60 == 0 {
-            format!("{m}m")
-        } else {
-            format!("{m}m{}s", secs % 60)
-        }
-    } else if m < 180 {
-        format!("{m}m")
-    } else if h < 8 {
-        if m % 60 == 0 {
-            format!("{h}h")
-        } else {
-            format!("{h}h{}m", m % 60)
-        }
-    } else if h < 48 {
-        format!("{h}h")
-    } else if h < 192 {
-        if h % 24 == 0 {
-            format!("{d}d")
-        } else {
-            format!("{d}d{}h", h % 24)
-        }
-    } else if d < 365 * 2 {
-        format!("{d}d")
-    } else if d < 365 * 8 {
-        let y = d / 365;
-        if d % 365 == 0 {
-            format!("{y}y")
-        } else {
-            format!("{y}y{}d", d % 365)
-        }
-    } else {
-        format!("{}y", d / 365)
-    }
-}
-
-/// Evaluates the simple JSONPath of a printer column: `.a.b`, `.a[0].b`, `.a['x.y']`.
-fn lookup<'a>(obj: &'a Value, path: &str) -> Option<&'a Value> {
-    let mut cur = obj;
-    let mut rest = path
-        .trim()
-        .trim_start_matches('{')
-        .trim_end_matches('}')
-        .trim_start_matches('$');
-    while !rest.is_empty() {
-        if let Some(r) = rest.strip_prefix('.') {
-            let end = r.find(['.', '[']).unwrap_or(r.len());
-            cur = cur.get(&r[..end])?;
-            rest = &r[end..];
-        } else if let Some(r) = rest.strip_prefix('[') {
-            let end = r.find(']')?;
-            let inner = r[..end].trim_matches(|c| c == '\'' || c == '"');
-            cur = match inner.parse::<usize>() {
-                Ok(i) if cur.is_array() => cur.get(i)?,
-                _ => cur.get(inner)?,
-            };
-            rest = &r[end + 1..];
-        } else {
-            return None;
-        }
-    }
-    Some(cur)
-}
-
-/// Formats a printer-column cell by its declared type.
-fn cell(type_: &str, v: Option<&Value>) -> Value {
-    match (type_, v) {
-        (_, None | Some(Value::Null)) => Value::Null,
-        ("date", Some(Value::String(ts))) => match ts.parse::<jiff::Timestamp>() {
-            Ok(t) => json!(human_duration(
-                (jiff::Timestamp::now().as_second() - t.as_second()).max(0)
-            )),
-            Err(_) => json!(ts),
-        },
-        ("integer" | "number" | "boolean", Some(v)) => v.clone(),
-        (_, Some(Value::String(s))) => json!(s),
-        (_, Some(v)) => json!(v.to_string()),
-    }
+    mni_apimachinery::human_duration(secs.max(0))
 }
 
 fn int(obj: &Value, ptr: &str) -> i64 {
@@ -317,7 +232,14 @@ pub(crate) fn table(info: &ResourceInfo, items: &[Value], metadata: Value, q: &Q
         let mut extra_defs = Vec::new();
         if custom.is_some() {
             for c in &custom_cols {
-                cells.push(cell(&c.type_, lookup(o, &c.json_path)));
+                let value = mni_apimachinery::JsonPath::parse(&c.json_path)
+                    .ok()
+                    .and_then(|p| p.first(o).cloned());
+                cells.push(mni_apimachinery::format_cell(
+                    &c.type_,
+                    value.as_ref(),
+                    jiff::Timestamp::now().as_second(),
+                ));
                 extra_defs.push(json!({"name": c.name, "type": c.type_, "format": c.format,
                     "description": c.description, "priority": c.priority}));
             }
@@ -371,36 +293,4 @@ pub(crate) fn table(info: &ResourceInfo, items: &[Value], metadata: Value, q: &Q
         "columnDefinitions": defs,
         "rows": rows,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_read_like_kubectl() {
-        for (secs, want) in [
-            (5, "5s"),
-            (119, "119s"),
-            (130, "2m10s"),
-            (600, "10m"),
-            (3 * 3600 + 60, "3h1m"),
-            (30 * 3600, "30h"),
-            (50 * 3600, "2d2h"),
-            (400 * 86_400, "400d"),
-        ] {
-            assert_eq!(human_duration(secs), want, "{secs}");
-        }
-    }
-
-    #[test]
-    fn printer_paths() {
-        let o = json!({"spec": {"list": [{"n": 1}]}, "metadata": {"labels": {"app.kubernetes.io/name": "x"}}});
-        assert_eq!(lookup(&o, ".spec.list[0].n"), Some(&json!(1)));
-        assert_eq!(
-            lookup(&o, ".metadata.labels['app.kubernetes.io/name']"),
-            Some(&json!("x"))
-        );
-        assert_eq!(lookup(&o, ".spec.missing"), None);
-    }
 }
