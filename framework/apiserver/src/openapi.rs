@@ -15,7 +15,8 @@ use crate::error::{ApiError, ApiResult};
 use crate::registry::{Flavor, ResourceInfo};
 use crate::server::Shared;
 
-const PROTOBUF_V2: &str = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+/// The content type kube-apiserver answers with (clients ask with `…spec.v2@v1.0+protobuf`).
+const PROTOBUF_V2: &str = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
 
 #[derive(Debug)]
 struct Built {

@@ -1,0 +1,322 @@
+//! kubectl (from PATH) against `mni-dev up`, as a user would drive it; and durability across
+//! `kill -9`.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+struct Dev {
+    child: Child,
+    dir: PathBuf,
+}
+
+impl Dev {
+    /// Starts `mni-dev up` on a free port with a durable store in `dir`, waits for `ready`.
+    fn up(dir: &Path) -> Dev {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mni-dev"))
+            .args(["up", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(dir.join("data"))
+            .arg("--kubeconfig")
+            .arg(dir.join("kubeconfig"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("mni-dev starts");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line).expect("read");
+        assert!(line.contains("ready"), "first line: {line}");
+        Dev {
+            child,
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    fn kubectl(&self, args: &[&str]) -> Output {
+        self.kubectl_stdin(args, None)
+    }
+
+    fn kubectl_stdin(&self, args: &[&str], stdin: Option<&str>) -> Output {
+        let mut cmd = Command::new("kubectl");
+        cmd.arg("--kubeconfig")
+            .arg(self.dir.join("kubeconfig"))
+            .arg("--cache-dir")
+            .arg(self.dir.join("cache"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("kubectl on PATH");
+        if let Some(input) = stdin {
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .expect("stdin")
+                .write_all(input.as_bytes())
+                .expect("write");
+        }
+        drop(child.stdin.take());
+        child.wait_with_output().expect("kubectl output")
+    }
+
+    /// Runs kubectl and returns stdout, failing the test with stderr when it fails.
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.kubectl(args);
+        assert!(
+            out.status.success(),
+            "kubectl {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    }
+
+    fn apply(&self, yaml: &str) -> String {
+        let out = self.kubectl_stdin(&["apply", "-f", "-"], Some(yaml));
+        assert!(
+            out.status.success(),
+            "apply failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    }
+
+    fn kill9(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Dev {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const CRD: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: crontabs.stable.example.com
+spec:
+  group: stable.example.com
+  scope: Namespaced
+  names: {plural: crontabs, singular: crontab, kind: CronTab, shortNames: [ct]}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    additionalPrinterColumns:
+    - {name: Spec, type: string, jsonPath: .spec.cronSpec}
+    - {name: Replicas, type: integer, jsonPath: .spec.replicas}
+    schema:
+      openAPIV3Schema:
+        type: object
+        description: A CronTab runs a command on a schedule.
+        properties:
+          spec:
+            type: object
+            description: The desired schedule.
+            properties:
+              cronSpec: {type: string, pattern: '^(\d+|\*)(/\d+)?(\s+(\d+|\*)(/\d+)?){4}$', description: The schedule.}
+              image: {type: string}
+              replicas: {type: integer, minimum: 1, maximum: 10}
+"#;
+
+#[test]
+fn kubectl_drives_the_dev_control_plane() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dev = Dev::up(tmp.path());
+    assert!(dev.ok(&["get", "namespaces"]).contains("kube-system"));
+    let ns = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: demo\n";
+    assert!(dev.apply(ns).contains("namespace/demo created"));
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: demo\n  labels: {app: web}\ndata:\n  mode: fast\n";
+    assert!(dev.apply(cm).contains("configmap/settings created"));
+    assert!(
+        dev.apply(&cm.replace("fast", "slow"))
+            .contains("configured")
+    );
+    assert_eq!(
+        dev.ok(&[
+            "get",
+            "cm",
+            "settings",
+            "-n",
+            "demo",
+            "-o",
+            "jsonpath={.data.mode}"
+        ]),
+        "slow"
+    );
+    assert!(
+        dev.ok(&["get", "cm", "-n", "demo", "-l", "app=web"])
+            .contains("settings")
+    );
+    assert!(
+        !dev.ok(&["get", "cm", "-n", "demo", "-l", "app!=web"])
+            .contains("settings")
+    );
+    dev.ok(&["label", "cm", "settings", "-n", "demo", "tier=gold"]);
+    dev.ok(&["annotate", "cm", "settings", "-n", "demo", "owner=team-a"]);
+    dev.ok(&[
+        "patch",
+        "cm",
+        "settings",
+        "-n",
+        "demo",
+        "--type=merge",
+        "-p",
+        r#"{"data":{"extra":"1"}}"#,
+    ]);
+    let json: serde_json::Value =
+        serde_json::from_str(&dev.ok(&["get", "cm", "settings", "-n", "demo", "-o", "json"]))
+            .expect("json");
+    assert_eq!(json["metadata"]["labels"]["tier"], "gold");
+    assert_eq!(json["metadata"]["annotations"]["owner"], "team-a");
+    assert_eq!(json["data"]["extra"], "1");
+
+    // A CRD becomes Established and its resources are served, explained and printed.
+    dev.apply(CRD);
+    dev.ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/crontabs.stable.example.com",
+        "--timeout=20s",
+    ]);
+    let explain = dev.ok(&["explain", "crontabs.spec"]);
+    assert!(explain.contains("cronSpec"), "{explain}");
+    let ct = "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: nightly\n  namespace: demo\nspec:\n  cronSpec: '0 3 * * *'\n  replicas: 2\n";
+    assert!(
+        dev.apply(ct)
+            .contains("crontab.stable.example.com/nightly created")
+    );
+    let table = dev.ok(&["get", "ct", "-n", "demo"]);
+    assert!(
+        table.contains("REPLICAS") && table.contains("0 3 * * *"),
+        "{table}"
+    );
+    // An invalid custom resource is rejected with the field named.
+    let bad = ct
+        .replace("replicas: 2", "replicas: 50")
+        .replace("nightly", "broken");
+    let out = dev.kubectl_stdin(&["apply", "-f", "-"], Some(&bad));
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("spec.replicas") && err.contains("less than or equal to 10"),
+        "{err}"
+    );
+    // Unknown fields are rejected by kubectl's default strict validation.
+    let unknown = ct
+        .replace("replicas: 2", "replicas: 2\n  bogus: true")
+        .replace("nightly", "strict");
+    let out = dev.kubectl_stdin(&["apply", "-f", "-"], Some(&unknown));
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bogus"));
+
+    // get -w streams changes.
+    let mut watch = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(tmp.path().join("kubeconfig"))
+        .args([
+            "get",
+            "cm",
+            "-n",
+            "demo",
+            "-w",
+            "--output-watch-events",
+            "--request-timeout=20s",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("watch");
+    let reader = BufReader::new(watch.stdout.take().expect("stdout"));
+    let lines = std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        for line in reader.lines().map_while(Result::ok) {
+            let done = line.contains("DELETED");
+            seen.push(line);
+            if done {
+                break;
+            }
+        }
+        seen
+    });
+    std::thread::sleep(Duration::from_millis(800));
+    let tmp_cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: watched\n  namespace: demo\n";
+    dev.kubectl_stdin(&["create", "-f", "-"], Some(tmp_cm));
+    dev.ok(&["delete", "cm", "watched", "-n", "demo"]);
+    let seen = lines.join().expect("watch lines");
+    let _ = watch.kill();
+    assert!(
+        seen.iter()
+            .any(|l| l.contains("ADDED") && l.contains("watched")),
+        "{seen:?}"
+    );
+    assert!(
+        seen.iter()
+            .any(|l| l.contains("DELETED") && l.contains("watched")),
+        "{seen:?}"
+    );
+
+    assert!(
+        dev.ok(&["delete", "-n", "demo", "crontab", "nightly"])
+            .contains("deleted")
+    );
+    assert!(
+        dev.ok(&["delete", "cm", "settings", "-n", "demo"])
+            .contains("deleted")
+    );
+}
+
+#[test]
+fn acknowledged_writes_survive_kill_9() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dev = Dev::up(tmp.path());
+    let mut last_rv = 0i64;
+    for i in 0..20 {
+        let yaml = format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{i}\n  namespace: default\ndata:\n  i: '{i}'\n"
+        );
+        let out = dev.kubectl_stdin(
+            &[
+                "create",
+                "-f",
+                "-",
+                "-o",
+                "jsonpath={.metadata.resourceVersion}",
+            ],
+            Some(&yaml),
+        );
+        assert!(out.status.success());
+        last_rv = String::from_utf8_lossy(&out.stdout).parse().expect("rv");
+    }
+    dev.kill9();
+    let started = Instant::now();
+    let dev = Dev::up(tmp.path());
+    assert!(started.elapsed() < Duration::from_secs(30));
+    let names = dev.ok(&[
+        "get",
+        "cm",
+        "-n",
+        "default",
+        "-o",
+        "jsonpath={.items[*].metadata.name}",
+    ]);
+    assert_eq!(names.split_whitespace().count(), 20, "{names}");
+    let out = dev.kubectl_stdin(
+        &[
+            "create",
+            "-f",
+            "-",
+            "-o",
+            "jsonpath={.metadata.resourceVersion}",
+        ],
+        Some("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: after\n  namespace: default\n"),
+    );
+    let rv: i64 = String::from_utf8_lossy(&out.stdout).parse().expect("rv");
+    assert!(rv > last_rv, "revisions continue: {rv} > {last_rv}");
+}
