@@ -1,0 +1,69 @@
+//! Runs every `$ ` command the chapter "The embedded control plane" shows, in order, with the
+//! freshly built `mni-dev` and kubectl from PATH.
+
+use std::path::Path;
+use std::process::Command;
+
+#[test]
+fn control_plane_chapter_commands_run() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let chapter = std::fs::read_to_string(root.join("book/src/control-plane.md")).expect("chapter");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let examples = tmp.path().join("examples");
+    std::fs::create_dir_all(&examples).expect("mkdir");
+    for f in ["crontab-crd.yaml", "crontab.yaml"] {
+        std::fs::copy(root.join("book/src/examples").join(f), examples.join(f))
+            .expect("copy example");
+    }
+    let mut script = String::from("set -euo pipefail\n");
+    let mut commands = 0;
+    let mut in_console = false;
+    for line in chapter.lines() {
+        if line.starts_with("```") {
+            in_console = line.trim() == "```console";
+            continue;
+        }
+        let Some(cmd) = line.strip_prefix("$ ").filter(|_| in_console) else {
+            continue;
+        };
+        commands += 1;
+        script.push_str(cmd);
+        script.push('\n');
+        if cmd.starts_with("mni-dev up") && cmd.ends_with('&') {
+            script.push_str(
+                "for _ in $(seq 1 200); do [ -f .mni/dev/kubeconfig ] && break; sleep 0.05; done\n",
+            );
+        }
+    }
+    script.push_str("kill %1\nwait\n");
+    assert!(commands >= 8, "the chapter shows its commands ({commands})");
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_mni-dev"))
+        .parent()
+        .expect("bin dir");
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(&script)
+        .current_dir(tmp.path())
+        .env("PATH", path)
+        .env("HOME", tmp.path())
+        .output()
+        .expect("bash");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "script failed:\n{script}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    assert!(stdout.contains("kube-system"), "{stdout}");
+    assert!(
+        stdout.contains("crontab.stable.example.com/nightly created"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("less than or equal to 10"), "{stderr}");
+    assert!(stdout.contains("cronSpec"), "explain output: {stdout}");
+}

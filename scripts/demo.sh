@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The main job on the embedded default: start mni-dev, drive it with kubectl, stop it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build -q -p mni-apiserver --bin mni-dev
+data=.mni/dev
+mkdir -p "$data"
+export KUBECONFIG=$PWD/$data/kubeconfig
+log=$(mktemp)
+target/debug/mni-dev up --listen 127.0.0.1:0 --data-dir "$data" --kubeconfig "$KUBECONFIG" >"$log" 2>&1 &
+pid=$!
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do grep -q ready "$log" && break; sleep 0.1; done
+cat "$log"
+set -x
+kubectl get namespaces
+kubectl apply -f book/src/examples/crontab-crd.yaml
+kubectl wait --for=condition=Established crd/crontabs.stable.example.com --timeout=30s
+kubectl apply -f book/src/examples/crontab.yaml
+kubectl get crontabs
+kubectl delete -f book/src/examples/crontab.yaml

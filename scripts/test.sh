@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: every crate's unit, integration and doc tests, the kubectl suites
+# and the book's commands. One shared target directory for everything.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if cargo nextest --version >/dev/null 2>&1; then
+  cargo nextest run --workspace --no-fail-fast
+  cargo test --workspace --doc
+else
+  cargo test --workspace --no-fail-fast
+fi
