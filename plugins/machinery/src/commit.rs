@@ -220,7 +220,18 @@ fn apply_with(plan: &Plan, fail_at: Option<usize>) -> Result<CommitReport, Commi
 
     match stage_and_switch(root, &journal, &writes, fail_at) {
         Ok(()) => {
-            fs::remove_file(&journal_path).map_err(io("remove", &journal_path))?;
+            // The commit point. If the journal cannot be removed, the commit did not happen:
+            // roll back now rather than leave it to the next `recover`.
+            if let Err(e) = fs::remove_file(&journal_path) {
+                let cause = io("remove", &journal_path)(e);
+                return match rollback(root, &journal) {
+                    Ok(()) => Err(cause),
+                    Err(rb) => Err(CommitError::RollbackFailed {
+                        cause: Box::new(cause),
+                        rollback: Box::new(rb),
+                    }),
+                };
+            }
             sync_dir(&state);
             let _ = fs::remove_dir_all(&state);
             sync_dir(root);
