@@ -251,6 +251,7 @@ fn kubectl_drives_the_dev_control_plane() {
     dev.ok(&["delete", "cm", "watched", "-n", "demo"]);
     let seen = lines.join().expect("watch lines");
     let _ = watch.kill();
+    let _ = watch.wait();
     assert!(
         seen.iter()
             .any(|l| l.contains("ADDED") && l.contains("watched")),
