@@ -405,3 +405,16 @@ fn v2_protobuf_decodes_to_the_document() {
             .unwrap_or_default()
     );
 }
+
+/// Every schema position holds an object or a boolean, never an array: kubectl's decoder
+/// (kube-openapi `spec.Schema`) rejects the whole document otherwise. JSONSchemaProps has
+/// properties literally named `$ref` and `allOf`, which must stay plain properties.
+#[test]
+fn jsonschemaprops_properties_named_like_keywords_stay_properties() {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let doc = v3_group_version(&[ResourceDoc::builtin::<CustomResourceDefinition>()]).expect("doc");
+    let props = &doc["components"]["schemas"]["io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps"]
+        ["properties"];
+    assert!(props["$ref"].is_object(), "{}", props["$ref"]);
+    assert!(props["allOf"]["type"] == "array", "{}", props["allOf"]);
+}

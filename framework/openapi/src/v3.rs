@@ -179,7 +179,10 @@ pub fn v3_group_version(resources: &[ResourceDoc]) -> Result<Value, Error> {
 pub(crate) fn wrap_ref_siblings(value: &mut Value) {
     match value {
         Value::Object(map) => {
+            // A `properties` map may hold a field literally named `$ref` (JSONSchemaProps
+            // does); only a string `$ref` is a reference.
             if map.len() > 1
+                && map.get("$ref").is_some_and(Value::is_string)
                 && let Some(reference) = map.remove("$ref")
             {
                 map.insert("allOf".into(), json!([{ "$ref": reference }]));
