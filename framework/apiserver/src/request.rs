@@ -288,12 +288,14 @@ pub(crate) fn content_type(headers: &HeaderMap) -> String {
         .to_ascii_lowercase()
 }
 
-/// Decodes a JSON (or YAML) request body into an object.
+/// Decodes a JSON, YAML or Kubernetes-protobuf request body into an object.
 pub(crate) fn decode_body(headers: &HeaderMap, body: &[u8]) -> ApiResult<Value> {
     let ct = content_type(headers);
     let value: Value = match ct.as_str() {
         "application/yaml" | "application/apply-patch+yaml" => serde_yaml::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?,
+        "application/vnd.kubernetes.protobuf" => mni_protobuf::decode(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding protobuf body: {e}")))?,
         "application/json"
         | ""
         | "*/*"
@@ -307,7 +309,11 @@ pub(crate) fn decode_body(headers: &HeaderMap, body: &[u8]) -> ApiResult<Value> 
         other => {
             return Err(ApiError::unsupported_media_type(
                 other,
-                &["application/json", "application/yaml"],
+                &[
+                    "application/json",
+                    "application/yaml",
+                    "application/vnd.kubernetes.protobuf",
+                ],
             ));
         }
     };

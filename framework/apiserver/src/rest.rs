@@ -321,8 +321,22 @@ impl Shared {
         .await
     }
 
-    /// The read-modify-write loop behind PUT and PATCH.
+    /// The read-modify-write loop behind PUT and PATCH; the `scale` subresource answers with
+    /// the `Scale` view of the written object.
     async fn modify(
+        &self,
+        target: &Target,
+        opts: WriteOptions,
+        change: impl Fn(&Value) -> ApiResult<Value>,
+    ) -> ApiResult<Reply> {
+        let mut reply = self.modify_object(target, opts, change).await?;
+        if target.subresource.as_deref() == Some("scale") {
+            reply.body = scale::to_scale(&target.info, &reply.body)?;
+        }
+        Ok(reply)
+    }
+
+    async fn modify_object(
         &self,
         target: &Target,
         opts: WriteOptions,
