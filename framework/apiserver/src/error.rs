@@ -164,10 +164,7 @@ impl ApiError {
         } else {
             format!("{kind}.{group}")
         };
-        let causes: Vec<Value> = errors
-            .iter()
-            .map(|e| json!({ "reason": e.reason(), "message": e.message(), "field": e.path }))
-            .collect();
+        let causes: Vec<Value> = errors.iter().map(FieldError::status_cause).collect();
         let mut d = json!({ "name": name, "kind": kind, "causes": causes });
         if !group.is_empty() {
             d["group"] = json!(group);

@@ -226,6 +226,12 @@ impl Server {
         self.shared.store.current_revision()
     }
 
+    /// Compacts the store's history up to `revision`, as the scheduled compactor does: reads
+    /// and watches from older revisions then fail with 410 Gone.
+    pub async fn compact(&self, revision: i64) -> Result<u64, Error> {
+        Ok(self.shared.store.compact(revision).await?)
+    }
+
     /// Stops accepting requests, ends watches, waits for in-flight requests, and closes the
     /// store so every acknowledged write is on disk.
     pub async fn shutdown(self) {

@@ -525,3 +525,82 @@ async fn errors_are_status_objects() {
     assert_eq!((code, body["reason"].as_str()), (404, Some("NotFound")));
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn crd_versions_and_scale_subresource() {
+    let (server, client) = start().await;
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let schema = json!({"openAPIV3Schema": {"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {"replicas": {"type": "integer"}}},
+        "status": {"type": "object", "properties": {"replicas": {"type": "integer"}, "selector": {"type": "string"}}}}}});
+    let crd: CustomResourceDefinition = serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "pools.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "pools", "kind": "Pool"},
+            "versions": [
+                {"name": "v1beta1", "served": true, "storage": false, "schema": schema},
+                {"name": "v1", "served": true, "storage": true, "schema": schema,
+                 "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.replicas",
+                    "statusReplicasPath": ".status.replicas", "labelSelectorPath": ".status.selector"}}}]}
+    }))
+    .expect("crd");
+    crds.create(&PostParams::default(), &crd)
+        .await
+        .expect("create crd");
+    // Two storage versions are rejected.
+    let mut two = crd.clone();
+    two.metadata.name = Some("others.example.com".into());
+    two.spec.names.plural = "others".into();
+    two.spec.names.kind = "Other".into();
+    two.spec.versions[0].storage = true;
+    assert_eq!(
+        api_error(
+            crds.create(&PostParams::default(), &two)
+                .await
+                .expect_err("two storage")
+        )
+        .0,
+        422
+    );
+
+    let ar = |v: &str| {
+        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("example.com", v, "Pool"), "pools")
+    };
+    let v1: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &ar("v1"));
+    let beta: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &ar("v1beta1"));
+    let p: DynamicObject =
+        serde_json::from_value(json!({"apiVersion": "example.com/v1beta1", "kind": "Pool",
+        "metadata": {"name": "p"}, "spec": {"replicas": 2}}))
+        .expect("pool");
+    beta.create(&PostParams::default(), &p)
+        .await
+        .expect("create through v1beta1");
+    let read = v1.get("p").await.expect("read through v1");
+    assert_eq!(
+        read.types.as_ref().map(|t| t.api_version.as_str()),
+        Some("example.com/v1")
+    );
+    // The preferred version in discovery is the GA one.
+    let discovery = kube::Discovery::new(client.clone())
+        .run()
+        .await
+        .expect("discovery");
+    let group = discovery
+        .groups()
+        .find(|g| g.name() == "example.com")
+        .expect("group");
+    assert_eq!(group.preferred_version_or_latest(), "v1");
+
+    let scale = v1.get_scale("p").await.expect("scale");
+    assert_eq!(scale.spec.and_then(|s| s.replicas), Some(2));
+    v1.patch_scale(
+        "p",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"replicas": 5}})),
+    )
+    .await
+    .expect("patch scale");
+    assert_eq!(v1.get("p").await.expect("get").data["spec"]["replicas"], 5);
+    server.shutdown().await;
+}

@@ -205,8 +205,12 @@ fn kubectl_drives_the_dev_control_plane() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("spec.replicas") && err.contains("less than or equal to 10"),
+        err.contains("spec.replicas: Invalid value: 50: spec.replicas in body should be less than or equal to 10"),
         "{err}"
+    );
+    assert!(
+        !err.contains("spec.replicas: spec.replicas"),
+        "the cause message carries no path: {err}"
     );
     // Unknown fields are rejected by kubectl's default strict validation.
     let unknown = ct
