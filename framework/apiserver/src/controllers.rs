@@ -1,7 +1,8 @@
 //! Background loops that do what kube-controller-manager does where clients depend on it.
 //!
-//! For now: the system namespaces exist at start-up, and a namespace being deleted has its
-//! contents deleted (each object honouring its own finalizers) before it goes away.
+//! The system namespaces exist at start-up; a namespace being deleted has its contents deleted
+//! (each object honouring its own finalizers) before it goes away; and the garbage collector
+//! (`gc`) runs after every deletion and once a second.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -122,6 +123,9 @@ pub(crate) async fn run(shared: Arc<Shared>) {
         }
         if let Err(e) = finalize_namespaces(&shared).await {
             tracing::warn!(error = %e, "namespace finalizer");
+        }
+        if let Err(e) = crate::gc::collect(&shared).await {
+            tracing::warn!(error = %e, "garbage collector");
         }
     }
 }

@@ -27,6 +27,7 @@ mod crd;
 mod defaults;
 mod discovery;
 mod error;
+mod gc;
 pub mod kubeconfig;
 mod list;
 mod object;

@@ -242,6 +242,19 @@ impl Registry {
             .cloned()
     }
 
+    /// Looks up a resource by group, version and kind (as ownerReferences name it).
+    pub(crate) fn find_kind(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+    ) -> Option<Arc<ResourceInfo>> {
+        self.by_path
+            .iter()
+            .find(|((g, v, _), info)| g == group && v == version && info.kind == kind)
+            .map(|(_, info)| info.clone())
+    }
+
     /// Whether a group/version is served at all.
     pub(crate) fn serves(&self, group: &str, version: &str) -> bool {
         self.groups

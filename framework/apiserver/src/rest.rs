@@ -57,6 +57,10 @@ impl WriteOptions {
     }
 }
 
+fn is_service(info: &ResourceInfo) -> bool {
+    info.group.is_empty() && info.plural == "services"
+}
+
 fn check_type(info: &ResourceInfo, obj: &Value) -> ApiResult<()> {
     if !obj.is_object() {
         return Err(ApiError::bad_request(
@@ -222,6 +226,9 @@ impl Shared {
         if crd::is_crd(info) {
             crd::prepare(self, &mut obj, None)?;
         }
+        if is_service(info) {
+            self.allocate_cluster_ip(&mut obj)?;
+        }
         let name = object::name(&obj).to_string();
         if opts.dry_run {
             if self
@@ -258,6 +265,66 @@ impl Shared {
             body: created,
             warnings,
         })
+    }
+
+    /// Gives a Service a ClusterIP from 10.96.0.0/12 unless it is headless, an ExternalName, or
+    /// asked for a specific address (which must be free).
+    fn allocate_cluster_ip(&self, svc: &mut Value) -> ApiResult<()> {
+        let spec = &svc["spec"];
+        if spec["type"] == "ExternalName" || spec["clusterIP"] == "None" {
+            return Ok(());
+        }
+        let used: std::collections::BTreeSet<String> = self
+            .store
+            .list(
+                "/registry/core/services/",
+                &mni_store::ListOptions::default(),
+            )?
+            .items
+            .iter()
+            .filter_map(|kv| object::from_stored(kv).ok())
+            .filter_map(|o| {
+                o.pointer("/spec/clusterIP")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .collect();
+        let ip = match spec["clusterIP"].as_str().filter(|s| !s.is_empty()) {
+            Some(wanted) if used.contains(wanted) => {
+                return Err(ApiError::invalid(
+                    "Service",
+                    "",
+                    object::name(svc),
+                    &[mni_apimachinery::FieldError::invalid(
+                        "spec.clusterIPs",
+                        json!([wanted]),
+                        "failed to allocate IP: provided IP is already allocated",
+                    )],
+                ));
+            }
+            Some(wanted) => wanted.to_string(),
+            None => {
+                // 10.96.0.0/12 without its network, broadcast and the API server's .1.
+                let seed = uuid::Uuid::new_v4().as_u128();
+                (0..(1u32 << 20) - 3)
+                    .map(|i| ((seed as u32).wrapping_add(i) % ((1 << 20) - 3)) + 2)
+                    .map(|n| {
+                        let v = (10u32 << 24) | (96 << 16) | n;
+                        std::net::Ipv4Addr::from(v).to_string()
+                    })
+                    .find(|ip| !used.contains(ip))
+                    .ok_or_else(|| ApiError::internal("the service IP range is full"))?
+            }
+        };
+        svc["spec"]["clusterIP"] = json!(ip);
+        svc["spec"]["clusterIPs"] = json!([ip]);
+        if svc["spec"].get("ipFamilies").is_none() {
+            svc["spec"]["ipFamilies"] = json!(["IPv4"]);
+        }
+        if svc["spec"].get("ipFamilyPolicy").is_none() {
+            svc["spec"]["ipFamilyPolicy"] = json!("SingleStack");
+        }
+        Ok(())
     }
 
     /// PUT of an object or subresource.
@@ -425,24 +492,49 @@ impl Shared {
         let ns = target.namespace.as_deref();
         let name = target.name.as_deref().unwrap_or_default();
         let key = info.key(ns, name);
+        let policy = propagation_policy(options)?;
         loop {
             let (current, revision) = self.read(info, ns, name)?;
             check_preconditions(info, &current, options)?;
-            let needs_finalizing = !object::finalizers(&current).is_empty()
-                || (info.group.is_empty() && info.plural == "namespaces");
-            if needs_finalizing {
-                if meta_str(&current, "deletionTimestamp").is_some() || dry_run {
+            let mut finalizers = object::finalizers(&current);
+            let deleting = meta_str(&current, "deletionTimestamp").is_some();
+            let policy_finalizer = match policy {
+                Propagation::Orphan => Some(ORPHAN_FINALIZER),
+                Propagation::Foreground => Some(FOREGROUND_FINALIZER),
+                Propagation::Background => None,
+            };
+            // Deleting with Orphan/Foreground adds its finalizer (also to an object already
+            // being deleted, as kube-apiserver lets a later request change the policy).
+            let mut changed = false;
+            if let Some(f) = policy_finalizer
+                && !finalizers.iter().any(|x| x == f)
+                && (!deleting || !finalizers.is_empty())
+            {
+                finalizers.retain(|x| x != ORPHAN_FINALIZER && x != FOREGROUND_FINALIZER);
+                finalizers.push(f.to_string());
+                changed = true;
+            }
+            let is_namespace = info.group.is_empty() && info.plural == "namespaces";
+            if !finalizers.is_empty() || is_namespace {
+                if (deleting && !changed) || dry_run {
                     return Ok(Reply::ok(current));
                 }
                 let mut next = current.clone();
                 let meta = meta_mut(&mut next);
-                meta.insert("deletionTimestamp".into(), Value::String(object::now()));
-                meta.insert("deletionGracePeriodSeconds".into(), json!(0));
-                if info.generation {
-                    let g = meta.get("generation").and_then(Value::as_i64).unwrap_or(0);
-                    meta.insert("generation".into(), json!(g + 1));
+                if !deleting {
+                    meta.insert("deletionTimestamp".into(), Value::String(object::now()));
+                    meta.insert("deletionGracePeriodSeconds".into(), json!(0));
+                    if info.generation {
+                        let g = meta.get("generation").and_then(Value::as_i64).unwrap_or(0);
+                        meta.insert("generation".into(), json!(g + 1));
+                    }
                 }
-                if info.group.is_empty() && info.plural == "namespaces" {
+                if finalizers.is_empty() {
+                    meta.remove("finalizers");
+                } else {
+                    meta.insert("finalizers".into(), json!(finalizers));
+                }
+                if is_namespace {
                     next["status"]["phase"] = json!("Terminating");
                 }
                 let stored = object::to_storage(info, next);
@@ -481,6 +573,8 @@ impl Shared {
 
     /// Work that follows an object's removal from the store.
     async fn after_delete(&self, info: &ResourceInfo, obj: &Value) -> ApiResult<()> {
+        // Dependents of the removed object are now garbage.
+        self.kick_controllers();
         if crd::is_crd(info) {
             crd::unregister(self, obj).await?;
         }
@@ -557,6 +651,32 @@ fn merge_for_update(
             .cloned()
             .unwrap_or(Value::Null),
     );
+    if is_service(info) && subresource.is_none() && next["spec"].is_object() {
+        // The allocated address is kept when an update leaves it out, and cannot change.
+        for field in ["clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"] {
+            let given = next
+                .pointer(&format!("/spec/{field}"))
+                .filter(|v| !v.is_null() && *v != "");
+            match (given, current.pointer(&format!("/spec/{field}"))) {
+                (None, Some(old)) => next["spec"][field] = old.clone(),
+                (Some(new), Some(old))
+                    if new != old && matches!(field, "clusterIP" | "clusterIPs") =>
+                {
+                    return Err(ApiError::invalid(
+                        "Service",
+                        "",
+                        object::name(current),
+                        &[mni_apimachinery::FieldError::invalid(
+                            format!("spec.{field}"),
+                            new.clone(),
+                            "field is immutable",
+                        )],
+                    ));
+                }
+                _ => {}
+            }
+        }
+    }
     let name = object::name(current).to_string();
     if meta_str(current, "deletionTimestamp").is_some() {
         let before = object::finalizers(current);
@@ -583,6 +703,40 @@ fn merge_for_update(
         meta_mut(&mut next).insert("generation".into(), json!(g + 1));
     }
     Ok(next)
+}
+
+/// The finalizer that makes the garbage collector orphan an object's dependents.
+pub(crate) const ORPHAN_FINALIZER: &str = "orphan";
+/// The finalizer that makes the garbage collector delete dependents before their owner.
+pub(crate) const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
+
+/// How deleting an object treats its dependents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Propagation {
+    Orphan,
+    Foreground,
+    Background,
+}
+
+/// `propagationPolicy` (or the deprecated `orphanDependents`) of DeleteOptions.
+fn propagation_policy(options: &Value) -> ApiResult<Propagation> {
+    match options.get("propagationPolicy").and_then(Value::as_str) {
+        Some("Orphan") => Ok(Propagation::Orphan),
+        Some("Foreground") => Ok(Propagation::Foreground),
+        Some("Background") => Ok(Propagation::Background),
+        Some(other) => Err(ApiError::invalid(
+            "DeleteOptions",
+            "meta.k8s.io",
+            "",
+            &[mni_apimachinery::FieldError::not_supported(
+                "propagationPolicy",
+                json!(other),
+                &["Foreground", "Background", "Orphan"],
+            )],
+        )),
+        None if options.get("orphanDependents") == Some(&json!(true)) => Ok(Propagation::Orphan),
+        None => Ok(Propagation::Background),
+    }
 }
 
 /// DeleteOptions preconditions (uid, resourceVersion).

@@ -1,0 +1,259 @@
+//! The garbage collector: ownerReferences, cascading deletion and the `orphan` and
+//! `foregroundDeletion` finalizers, as kube-controller-manager's garbage collector does them.
+//!
+//! Each pass takes a snapshot of every stored object and then:
+//! 1. for an owner being deleted with the `orphan` finalizer, removes the ownerReferences that
+//!    point at it from its dependents, then the finalizer;
+//! 2. for an owner being deleted with `foregroundDeletion`, deletes its dependents and removes
+//!    the finalizer once no dependent with `blockOwnerDeletion` is left;
+//! 3. deletes dependents whose owners are all gone (matched by uid), and drops references to
+//!    gone owners from dependents that still have a live one.
+//!
+//! A cluster-scoped dependent that names a namespaced owner kind, or an owner of a kind the
+//! server does not serve, is unresolvable and ignored, as upstream ignores it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::error::ApiResult;
+use crate::object::{self, meta_str};
+use crate::registry::ResourceInfo;
+use crate::request::{FieldValidation, PatchType, Target};
+use crate::rest::{FOREGROUND_FINALIZER, ORPHAN_FINALIZER, WriteOptions};
+use crate::server::Shared;
+
+struct Item {
+    info: Arc<ResourceInfo>,
+    obj: Value,
+}
+
+impl Item {
+    fn uid(&self) -> &str {
+        meta_str(&self.obj, "uid").unwrap_or_default()
+    }
+
+    fn target(&self) -> Target {
+        Target {
+            info: self.info.clone(),
+            namespace: meta_str(&self.obj, "namespace").map(str::to_string),
+            name: Some(object::name(&self.obj).to_string()),
+            subresource: None,
+        }
+    }
+
+    fn owner_refs(&self) -> Vec<Value> {
+        self.obj
+            .pointer("/metadata/ownerReferences")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
+/// What an ownerReference resolves to.
+#[derive(Debug, PartialEq, Eq)]
+enum Owner {
+    Present,
+    Absent,
+    Unresolvable,
+}
+
+fn snapshot(shared: &Shared) -> ApiResult<Vec<Item>> {
+    let infos: Vec<Arc<ResourceInfo>> = {
+        let registry = shared.registry();
+        let mut by_prefix: BTreeMap<String, Arc<ResourceInfo>> = BTreeMap::new();
+        for info in registry.all() {
+            let better = by_prefix.get(&info.storage_prefix).is_none_or(|cur| {
+                cur.version != cur.storage_version && info.version == info.storage_version
+                    || cur.group == "events.k8s.io"
+            });
+            if better {
+                by_prefix.insert(info.storage_prefix.clone(), info.clone());
+            }
+        }
+        by_prefix.into_values().collect()
+    };
+    let mut items = Vec::new();
+    for info in infos {
+        let listed = shared.store.list(
+            &format!("{}/", info.storage_prefix),
+            &mni_store::ListOptions::default(),
+        )?;
+        for kv in listed.items {
+            items.push(Item {
+                info: info.clone(),
+                obj: object::to_served(&info, object::from_stored(&kv)?),
+            });
+        }
+    }
+    Ok(items)
+}
+
+fn resolve(shared: &Shared, dependent: &Item, owner_ref: &Value) -> Owner {
+    let api_version = owner_ref["apiVersion"].as_str().unwrap_or_default();
+    let kind = owner_ref["kind"].as_str().unwrap_or_default();
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    let Some(info) = shared.registry().find_kind(group, version, kind) else {
+        return Owner::Unresolvable;
+    };
+    if info.namespaced && !dependent.info.namespaced {
+        return Owner::Unresolvable;
+    }
+    let ns = meta_str(&dependent.obj, "namespace").filter(|_| info.namespaced);
+    let name = owner_ref["name"].as_str().unwrap_or_default();
+    let uid = owner_ref["uid"].as_str().unwrap_or_default();
+    match shared.store.get(&info.key(ns, name)) {
+        Some(kv) => match object::from_stored(&kv) {
+            Ok(o) if meta_str(&o, "uid") == Some(uid) => Owner::Present,
+            _ => Owner::Absent,
+        },
+        None => Owner::Absent,
+    }
+}
+
+async fn patch_meta(shared: &Shared, item: &Item, meta: Value) {
+    let mut body = json!({"metadata": meta});
+    body["metadata"]["resourceVersion"] = item.obj["metadata"]["resourceVersion"].clone();
+    let opts = WriteOptions {
+        dry_run: false,
+        validation: FieldValidation::Ignore,
+    };
+    let bytes = serde_json::to_vec(&body).unwrap_or_default();
+    if let Err(e) = shared
+        .patch(&item.target(), PatchType::Merge, &bytes, opts)
+        .await
+        && e.code != 404
+        && e.code != 409
+    {
+        tracing::warn!(error = %e, "garbage collector: patching {}", object::name(&item.obj));
+    }
+}
+
+async fn delete(shared: &Shared, item: &Item) {
+    let options = json!({"propagationPolicy": "Background", "preconditions": {
+        "uid": item.obj["metadata"]["uid"],
+        "resourceVersion": item.obj["metadata"]["resourceVersion"],
+    }});
+    if let Err(e) = shared.delete(&item.target(), &options, false).await
+        && e.code != 404
+        && e.code != 409
+    {
+        tracing::warn!(error = %e, "garbage collector: deleting {}", object::name(&item.obj));
+    }
+}
+
+/// One garbage-collection pass.
+pub(crate) async fn collect(shared: &Shared) -> ApiResult<()> {
+    let items = snapshot(shared)?;
+    let by_uid: BTreeMap<&str, usize> = items
+        .iter()
+        .enumerate()
+        .map(|(i, it)| (it.uid(), i))
+        .collect();
+    let mut dependents: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, item) in items.iter().enumerate() {
+        for r in item.owner_refs() {
+            if let Some(uid) = r["uid"].as_str()
+                && let Some((owner_uid, _)) = by_uid.get_key_value(uid)
+            {
+                dependents.entry(owner_uid).or_default().push(i);
+            }
+        }
+    }
+    for owner in &items {
+        if meta_str(&owner.obj, "deletionTimestamp").is_none() {
+            continue;
+        }
+        let finalizers = object::finalizers(&owner.obj);
+        let deps = dependents.get(owner.uid()).cloned().unwrap_or_default();
+        if finalizers.iter().any(|f| f == ORPHAN_FINALIZER) {
+            for &d in &deps {
+                let dep = &items[d];
+                let kept: Vec<Value> = dep
+                    .owner_refs()
+                    .into_iter()
+                    .filter(|r| r["uid"] != owner.uid())
+                    .collect();
+                patch_meta(shared, dep, json!({"ownerReferences": if kept.is_empty() { Value::Null } else { json!(kept) }})).await;
+            }
+            let rest: Vec<&String> = finalizers
+                .iter()
+                .filter(|f| *f != ORPHAN_FINALIZER)
+                .collect();
+            patch_meta(shared, owner, json!({"finalizers": rest})).await;
+        } else if finalizers.iter().any(|f| f == FOREGROUND_FINALIZER) {
+            let mut blocking = 0;
+            for &d in &deps {
+                let dep = &items[d];
+                let blocks = dep
+                    .owner_refs()
+                    .iter()
+                    .any(|r| r["uid"] == owner.uid() && r["blockOwnerDeletion"] == true);
+                if blocks {
+                    blocking += 1;
+                }
+                if meta_str(&dep.obj, "deletionTimestamp").is_none() {
+                    // Dependents go first, in foreground too, so grandchildren block as well.
+                    let options = json!({"propagationPolicy": "Foreground"});
+                    if let Err(e) = shared.delete(&dep.target(), &options, false).await
+                        && e.code != 404
+                    {
+                        tracing::warn!(error = %e, "garbage collector: foreground delete");
+                    }
+                }
+            }
+            if blocking == 0 {
+                let rest: Vec<&String> = finalizers
+                    .iter()
+                    .filter(|f| *f != FOREGROUND_FINALIZER)
+                    .collect();
+                patch_meta(shared, owner, json!({"finalizers": rest})).await;
+            }
+        }
+    }
+    for stale in &items {
+        if stale.owner_refs().is_empty() {
+            continue;
+        }
+        // Earlier steps of this pass may have changed the object (orphaning strips its
+        // references): decide on its current state, and delete only that state.
+        let key = stale
+            .info
+            .key(meta_str(&stale.obj, "namespace"), object::name(&stale.obj));
+        let Some(kv) = shared.store.get(&key) else {
+            continue;
+        };
+        let item = &Item {
+            info: stale.info.clone(),
+            obj: object::to_served(&stale.info, object::from_stored(&kv)?),
+        };
+        let refs = item.owner_refs();
+        if refs.is_empty() || meta_str(&item.obj, "deletionTimestamp").is_some() {
+            continue;
+        }
+        let states: Vec<Owner> = refs.iter().map(|r| resolve(shared, item, r)).collect();
+        let absent: BTreeSet<usize> = states
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| **s == Owner::Absent)
+            .map(|(i, _)| i)
+            .collect();
+        if absent.is_empty() {
+            continue;
+        }
+        if states.iter().all(|s| *s != Owner::Present) && !states.contains(&Owner::Unresolvable) {
+            delete(shared, item).await;
+        } else if states.contains(&Owner::Present) {
+            let kept: Vec<&Value> = refs
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !absent.contains(i))
+                .map(|(_, r)| r)
+                .collect();
+            patch_meta(shared, item, json!({"ownerReferences": kept})).await;
+        }
+    }
+    Ok(())
+}
