@@ -14,7 +14,7 @@ use crate::managed::{
     ManagedFieldsEntry, ManagerKey, Managers, Operation, Owned, cap_update_managers, decode,
     encode, set_managed_fields, strip_managed_fields,
 };
-use crate::merge::{compare, merge};
+use crate::merge::{Comparison, compare, merge};
 use crate::set::FieldSet;
 use crate::typed::{ValueError, ensure_named_fields, remove_items, to_field_set};
 use crate::types::{TypeInfo, field_path};
@@ -316,7 +316,7 @@ pub fn apply(
     );
     let last = previous.map(|p| p.set).unwrap_or_default();
     let new_obj = prune(&merged, &managers, &last, types).map_err(invalid_object)?;
-    let cmp = compare(&live_obj, &new_obj, root)
+    let cmp = compare_typed(&live_obj, &new_obj, types)
         .map_err(invalid_object)?
         .exclude(&ignored);
     let changed_fields = cmp.changed();
@@ -418,6 +418,48 @@ fn restore_identity(merged: &Value, out: &mut Value) {
     }
 }
 
+/// Compares like kube compares typed objects: a Go object always holds its non-pointer
+/// structs (and non-omitempty lists as null), so both sides get the zero object's skeleton
+/// before comparing and a `status` written for the first time is not "added" as a whole.
+fn compare_typed(old: &Value, new: &Value, types: &TypeInfo) -> Result<Comparison, ValueError> {
+    let zero = types.empty_object();
+    compare(&overlay(old, zero), &overlay(new, zero), types.root())
+}
+
+fn overlay(value: &Value, zero: &Value) -> Value {
+    let (Value::Object(v), Value::Object(z)) = (value, zero) else {
+        return value.clone();
+    };
+    let mut out = v.clone();
+    for (key, zv) in z {
+        match out.get_mut(key) {
+            Some(existing) => {
+                if existing.is_object() && zv.is_object() {
+                    *existing = overlay(existing, zv);
+                }
+            }
+            None => {
+                if let Some(skeleton) = skeleton(zv) {
+                    out.insert(key.clone(), skeleton);
+                }
+            }
+        }
+    }
+    Value::Object(out)
+}
+
+fn skeleton(zero: &Value) -> Option<Value> {
+    match zero {
+        Value::Null => Some(Value::Null),
+        Value::Object(z) => Some(Value::Object(
+            z.iter()
+                .filter_map(|(k, v)| skeleton(v).map(|s| (k.clone(), s)))
+                .collect(),
+        )),
+        _ => None,
+    }
+}
+
 /// kube's update path below the cap: `current-operation` takes what changed from everyone,
 /// then is folded into the manager's entry, whose time moves only if it took something.
 fn record_update(
@@ -430,7 +472,7 @@ fn record_update(
     subresource: Option<&str>,
 ) -> Result<(), ValueError> {
     let ignored = types.reset_fields(subresource);
-    let cmp = compare(old, new, types.root())?.exclude(&ignored);
+    let cmp = compare_typed(old, new, types)?.exclude(&ignored);
     let changed = cmp.changed();
     for owned in managers.values_mut() {
         owned.set = owned.set.difference(&changed).difference(&cmp.removed);

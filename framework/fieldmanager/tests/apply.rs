@@ -1,0 +1,604 @@
+//! Server-side apply scenarios, checked against what kube-apiserver records.
+
+use mni_fieldmanager::{
+    Applied, ApplyError, ManagedFieldsEntry, Operation, TypeInfo, apply, builtin,
+    decode_managed_fields,
+};
+use serde_json::{Value, json};
+
+const T0: &str = "2024-01-01T00:00:00Z";
+const T1: &str = "2024-01-01T00:01:00Z";
+const T2: &str = "2024-01-01T00:02:00Z";
+
+fn deployment_types() -> TypeInfo {
+    builtin("apps", "Deployment").unwrap_or_default()
+}
+
+fn cm_types() -> TypeInfo {
+    builtin("", "ConfigMap").unwrap_or_default()
+}
+
+fn deployment(spec: Value) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default"}, "spec": spec})
+}
+
+fn cm(data: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": data})
+}
+
+/// Applies on top of a previous result (or creates), panicking never: errors come back.
+fn step(
+    prev: Option<&Applied>,
+    config: &Value,
+    manager: &str,
+    force: bool,
+    types: &TypeInfo,
+    now: &str,
+) -> Result<Applied, ApplyError> {
+    let api_version = config
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    apply(
+        prev.map(|p| &p.object),
+        config,
+        manager,
+        prev.map(|p| p.managed.as_slice()).unwrap_or(&[]),
+        force,
+        types,
+        now,
+        api_version,
+        None,
+    )
+}
+
+fn ok(r: Result<Applied, ApplyError>) -> Applied {
+    assert!(r.is_ok(), "unexpected error: {r:?}");
+    r.unwrap_or(Applied {
+        object: Value::Null,
+        managed: Vec::new(),
+        changed: false,
+    })
+}
+
+fn fields_of_manager(entries: &[ManagedFieldsEntry], manager: &str) -> Value {
+    entries
+        .iter()
+        .find(|e| e.manager == manager)
+        .map(|e| e.fields_v1.to_fields_v1())
+        .unwrap_or(Value::Null)
+}
+
+fn conflict_message(r: Result<Applied, ApplyError>) -> String {
+    match r {
+        Err(e @ ApplyError::Conflicts(_)) => e.to_string(),
+        other => format!("no conflict: {other:?}"),
+    }
+}
+
+#[test]
+fn apply_create_records_fields_and_time() {
+    let types = deployment_types();
+    let config = deployment(json!({
+        "replicas": 2,
+        "selector": {"matchLabels": {"app": "web"}},
+        "template": {
+            "metadata": {"labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "nginx", "image": "nginx:1.25",
+                "ports": [{"containerPort": 80}]}]}
+        }
+    }));
+    let a = ok(step(None, &config, "kubectl", false, &types, T0));
+    assert!(a.changed);
+    assert_eq!(a.managed.len(), 1);
+    let e = &a.managed[0];
+    assert_eq!(
+        (e.manager.as_str(), e.operation, e.api_version.as_str()),
+        ("kubectl", Operation::Apply, "apps/v1")
+    );
+    assert_eq!(e.time.as_deref(), Some(T0));
+    assert_eq!(e.subresource, None);
+    assert_eq!(
+        e.fields_v1.to_fields_v1(),
+        json!({"f:spec": {
+            "f:replicas": {},
+            "f:selector": {},
+            "f:template": {
+                "f:metadata": {"f:labels": {"f:app": {}}},
+                "f:spec": {"f:containers": {"k:{\"name\":\"nginx\"}": {
+                    ".": {}, "f:image": {}, "f:name": {},
+                    "f:ports": {"k:{\"containerPort\":80,\"protocol\":\"TCP\"}": {
+                        ".": {}, "f:containerPort": {}}}}}}}}})
+    );
+    // The object carries the entries, exactly as they serialize.
+    assert_eq!(decode_managed_fields(&a.object), Ok(a.managed.clone()));
+    assert_eq!(a.object["spec"]["replicas"], json!(2));
+}
+
+#[test]
+fn reapply_identical_is_a_no_op() {
+    let types = cm_types();
+    let config = cm(json!({"a": "1"}));
+    let first = ok(step(None, &config, "m", false, &types, T0));
+    let second = ok(step(Some(&first), &config, "m", false, &types, T1));
+    assert!(!second.changed);
+    assert_eq!(second.managed, first.managed);
+    assert_eq!(second.object, first.object);
+}
+
+#[test]
+fn dropping_a_field_removes_it() {
+    let types = cm_types();
+    let first = ok(step(
+        None,
+        &cm(json!({"a": "1", "b": "2"})),
+        "m",
+        false,
+        &types,
+        T0,
+    ));
+    let second = ok(step(
+        Some(&first),
+        &cm(json!({"a": "1"})),
+        "m",
+        false,
+        &types,
+        T1,
+    ));
+    assert!(second.changed);
+    assert_eq!(second.object["data"], json!({"a": "1"}));
+    assert_eq!(
+        fields_of_manager(&second.managed, "m"),
+        json!({"f:data": {"f:a": {}}})
+    );
+    assert_eq!(second.managed[0].time.as_deref(), Some(T1));
+    // Dropping everything removes the map.
+    let third = ok(step(
+        Some(&second),
+        &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}),
+        "m",
+        false,
+        &types,
+        T2,
+    ));
+    assert_eq!(third.object.get("data"), None);
+    assert_eq!(third.object["metadata"]["name"], json!("c"));
+    assert!(third.managed.is_empty());
+    assert_eq!(third.object["metadata"].get("managedFields"), None);
+}
+
+#[test]
+fn two_managers_co_own_the_same_value() {
+    let types = cm_types();
+    let a = ok(step(None, &cm(json!({"x": "1"})), "a", false, &types, T0));
+    let b = ok(step(
+        Some(&a),
+        &cm(json!({"x": "1", "y": "2"})),
+        "b",
+        false,
+        &types,
+        T1,
+    ));
+    assert_eq!(
+        fields_of_manager(&b.managed, "a"),
+        json!({"f:data": {"f:x": {}}})
+    );
+    assert_eq!(
+        fields_of_manager(&b.managed, "b"),
+        json!({"f:data": {"f:x": {}, "f:y": {}}})
+    );
+    // a stops applying x: b still owns it, so it stays.
+    let c = ok(step(
+        Some(&b),
+        &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}),
+        "a",
+        false,
+        &types,
+        T2,
+    ));
+    assert_eq!(c.object["data"], json!({"x": "1", "y": "2"}));
+    assert_eq!(fields_of_manager(&c.managed, "a"), Value::Null);
+}
+
+#[test]
+fn conflict_then_force_transfers_ownership() {
+    let types = deployment_types();
+    let a = ok(step(
+        None,
+        &deployment(json!({"replicas": 1})),
+        "a",
+        false,
+        &types,
+        T0,
+    ));
+    let conflict = step(
+        Some(&a),
+        &deployment(json!({"replicas": 2})),
+        "b",
+        false,
+        &types,
+        T1,
+    );
+    assert_eq!(
+        conflict_message(conflict.clone()),
+        "Apply failed with 1 conflict: conflict with \"a\": .spec.replicas"
+    );
+    if let Err(e) = &conflict {
+        assert_eq!(e.code(), 409);
+        assert_eq!(
+            e.to_status()["details"]["causes"],
+            json!([{"reason": "FieldManagerConflict", "message": "conflict with \"a\"",
+                "field": ".spec.replicas"}])
+        );
+        assert_eq!(e.to_status()["reason"], json!("Conflict"));
+    }
+    let forced = ok(step(
+        Some(&a),
+        &deployment(json!({"replicas": 2})),
+        "b",
+        true,
+        &types,
+        T1,
+    ));
+    assert_eq!(forced.object["spec"]["replicas"], json!(2));
+    assert_eq!(fields_of_manager(&forced.managed, "a"), Value::Null);
+    assert_eq!(
+        fields_of_manager(&forced.managed, "b"),
+        json!({"f:spec": {"f:replicas": {}}})
+    );
+    // a re-applying its old value now conflicts with b.
+    let back = step(
+        Some(&forced),
+        &deployment(json!({"replicas": 1})),
+        "a",
+        false,
+        &types,
+        T2,
+    );
+    assert_eq!(
+        conflict_message(back),
+        "Apply failed with 1 conflict: conflict with \"b\": .spec.replicas"
+    );
+}
+
+#[test]
+fn plural_conflict_message() {
+    let types = cm_types();
+    let a = ok(step(
+        None,
+        &cm(json!({"a": "1", "b": "1"})),
+        "m",
+        false,
+        &types,
+        T0,
+    ));
+    let r = step(
+        Some(&a),
+        &cm(json!({"a": "2", "b": "2"})),
+        "n",
+        false,
+        &types,
+        T1,
+    );
+    assert_eq!(
+        conflict_message(r),
+        "Apply failed with 2 conflicts: conflicts with \"m\":\n- .data.a\n- .data.b"
+    );
+}
+
+#[test]
+fn containers_merge_by_name_between_managers() {
+    let types = deployment_types();
+    let with =
+        |containers: Value| deployment(json!({"template": {"spec": {"containers": containers}}}));
+    let a = ok(step(
+        None,
+        &with(json!([{"name": "a", "image": "a:1"}])),
+        "ma",
+        false,
+        &types,
+        T0,
+    ));
+    let b = ok(step(
+        Some(&a),
+        &with(json!([{"name": "b", "image": "b:1"}])),
+        "mb",
+        false,
+        &types,
+        T1,
+    ));
+    assert_eq!(
+        b.object["spec"]["template"]["spec"]["containers"],
+        json!([{"name": "a", "image": "a:1"}, {"name": "b", "image": "b:1"}])
+    );
+    assert_eq!(
+        fields_of_manager(&b.managed, "mb"),
+        json!({"f:spec": {"f:template": {"f:spec": {"f:containers": {
+            "k:{\"name\":\"b\"}": {".": {}, "f:image": {}, "f:name": {}}}}}}})
+    );
+    // ma changes its image: no conflict, b untouched.
+    let c = ok(step(
+        Some(&b),
+        &with(json!([{"name": "a", "image": "a:2"}])),
+        "ma",
+        false,
+        &types,
+        T2,
+    ));
+    assert_eq!(
+        c.object["spec"]["template"]["spec"]["containers"],
+        json!([{"name": "a", "image": "a:2"}, {"name": "b", "image": "b:1"}])
+    );
+    // ma drops its container: only b's remains.
+    let d = ok(step(
+        Some(&c),
+        &deployment(json!({"replicas": 1})),
+        "ma",
+        false,
+        &types,
+        T2,
+    ));
+    assert_eq!(
+        d.object["spec"]["template"]["spec"]["containers"],
+        json!([{"name": "b", "image": "b:1"}])
+    );
+    // mb setting a's image conflicts with nobody once a is gone, but with ma before.
+    let r = step(
+        Some(&c),
+        &with(json!([{"name": "a", "image": "x"}])),
+        "mb",
+        false,
+        &types,
+        T2,
+    );
+    assert_eq!(
+        conflict_message(r),
+        "Apply failed with 1 conflict: conflict with \"ma\": .spec.template.spec.containers[name=\"a\"].image"
+    );
+}
+
+#[test]
+fn set_lists_merge_and_prune_per_value() {
+    let types = cm_types();
+    let with = |f: Value| {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "c", "finalizers": f}})
+    };
+    let a = ok(step(None, &with(json!(["x"])), "a", false, &types, T0));
+    let b = ok(step(Some(&a), &with(json!(["y"])), "b", false, &types, T1));
+    assert_eq!(b.object["metadata"]["finalizers"], json!(["x", "y"]));
+    assert_eq!(
+        fields_of_manager(&b.managed, "b"),
+        json!({"f:metadata": {"f:finalizers": {"v:\"y\"": {}}}})
+    );
+    let c = ok(step(
+        Some(&b),
+        &json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "c"}}),
+        "a",
+        false,
+        &types,
+        T2,
+    ));
+    assert_eq!(c.object["metadata"]["finalizers"], json!(["y"]));
+}
+
+#[test]
+fn atomic_lists_are_replaced_whole() {
+    let types = deployment_types();
+    let with = |t: Value| deployment(json!({"template": {"spec": {"tolerations": t}}}));
+    let a = ok(step(
+        None,
+        &with(json!([{"key": "k1"}])),
+        "a",
+        false,
+        &types,
+        T0,
+    ));
+    assert_eq!(
+        fields_of_manager(&a.managed, "a"),
+        json!({"f:spec": {"f:template": {"f:spec": {"f:tolerations": {}}}}})
+    );
+    let r = step(
+        Some(&a),
+        &with(json!([{"key": "k2"}])),
+        "b",
+        false,
+        &types,
+        T1,
+    );
+    assert_eq!(
+        conflict_message(r),
+        "Apply failed with 1 conflict: conflict with \"a\": .spec.template.spec.tolerations"
+    );
+    let b = ok(step(
+        Some(&a),
+        &with(json!([{"key": "k2"}])),
+        "b",
+        true,
+        &types,
+        T1,
+    ));
+    assert_eq!(
+        b.object["spec"]["template"]["spec"]["tolerations"],
+        json!([{"key": "k2"}])
+    );
+}
+
+#[test]
+fn null_and_empty_values_are_owned() {
+    let types = deployment_types();
+    let a = ok(step(
+        None,
+        &deployment(json!({"paused": null, "strategy": {}})),
+        "a",
+        false,
+        &types,
+        T0,
+    ));
+    assert_eq!(
+        fields_of_manager(&a.managed, "a"),
+        json!({"f:spec": {"f:paused": {}, "f:strategy": {}}})
+    );
+}
+
+#[test]
+fn invalid_apply_configurations() {
+    let types = deployment_types();
+    let check = |config: Value, expected: &str, code: u16| {
+        let r = step(None, &config, "m", false, &types, T0);
+        assert_eq!(
+            r.as_ref().map_err(ToString::to_string).err().as_deref(),
+            Some(expected)
+        );
+        assert_eq!(r.err().map(|e| e.code()), Some(code));
+    };
+    check(
+        json!({"apiVersion": "apps/v1", "metadata": {"name": "x"}}),
+        "invalid object type: apps/v1, Kind=",
+        400,
+    );
+    check(
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "x", "managedFields": []}}),
+        "metadata.managedFields must be nil",
+        400,
+    );
+    check(
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"},
+            "spec": {"template": {"spec": {"containers": [{"image": "i"}]}}}}),
+        "failed to create typed patch object (apps/v1, Kind=Deployment): .spec.template.spec.containers: element 0: associative list with keys has an element that omits key field \"name\" (and doesn't have default value)",
+        400,
+    );
+    check(
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"},
+            "spec": {"template": {"spec": {"containers": [{"name": "c"}, {"name": "c"}]}}}}),
+        "failed to create typed patch object (apps/v1, Kind=Deployment): .spec.template.spec.containers: duplicate entries for key [name=\"c\"]",
+        400,
+    );
+    let r = apply(
+        None,
+        &json!([]),
+        "m",
+        &[],
+        false,
+        &types,
+        T0,
+        "apps/v1",
+        None,
+    );
+    assert!(matches!(r, Err(ApplyError::NotAnObject)));
+    // A version other than the endpoint's.
+    let r = apply(
+        None,
+        &deployment(json!({})),
+        "m",
+        &[],
+        false,
+        &types,
+        T0,
+        "apps/v1beta1",
+        None,
+    );
+    assert_eq!(
+        r.err().map(|e| e.to_string()).as_deref(),
+        Some("invalid object type: apps/v1, Kind=Deployment")
+    );
+}
+
+#[test]
+fn first_apply_to_an_unmanaged_object_records_before_first_apply() {
+    let types = deployment_types();
+    let live = deployment(json!({"replicas": 3, "paused": false}));
+    let r = apply(
+        Some(&live),
+        &deployment(json!({"replicas": 5})),
+        "kubectl",
+        &[],
+        false,
+        &types,
+        T1,
+        "apps/v1",
+        None,
+    );
+    assert_eq!(
+        conflict_message(r),
+        "Apply failed with 1 conflict: conflict with \"before-first-apply\" using apps/v1: .spec.replicas"
+    );
+    let same = ok(apply(
+        Some(&live),
+        &deployment(json!({"replicas": 3})),
+        "kubectl",
+        &[],
+        false,
+        &types,
+        T1,
+        "apps/v1",
+        None,
+    ));
+    assert_eq!(
+        fields_of_manager(&same.managed, "before-first-apply"),
+        json!({"f:spec": {"f:paused": {}, "f:replicas": {}}})
+    );
+    assert_eq!(
+        fields_of_manager(&same.managed, "kubectl"),
+        json!({"f:spec": {"f:replicas": {}}})
+    );
+    // Unchanged object: the new Apply entry has no time, as kube leaves it.
+    assert!(!same.changed);
+    let kubectl = same.managed.iter().find(|e| e.manager == "kubectl");
+    assert_eq!(kubectl.map(|e| e.time.clone()), Some(None));
+}
+
+#[test]
+fn custom_resource_with_schema() {
+    let types = TypeInfo::from_schema(&json!({
+        "type": "object",
+        "properties": {"spec": {"type": "object", "properties": {
+            "ports": {"type": "array", "x-kubernetes-list-type": "map",
+                "x-kubernetes-list-map-keys": ["port", "protocol"],
+                "items": {"type": "object", "properties": {
+                    "port": {"type": "integer"},
+                    "protocol": {"type": "string", "default": "TCP"},
+                    "name": {"type": "string"}}}},
+            "config": {"type": "object", "additionalProperties": {"type": "object",
+                "properties": {"v": {"type": "string"}}}}
+        }}}
+    }))
+    .unwrap_or_default()
+    .into_builder()
+    .status_subresource()
+    .build();
+    let cr = |spec: Value| {
+        json!({"apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w"}, "spec": spec, "status": {"ready": true}})
+    };
+    let a = ok(step(
+        None,
+        &cr(json!({"ports": [{"port": 80, "name": "http"}],
+        "config": {"k": {"v": "1"}}})),
+        "a",
+        false,
+        &types,
+        T0,
+    ));
+    assert_eq!(
+        fields_of_manager(&a.managed, "a"),
+        json!({"f:spec": {
+            "f:config": {"f:k": {".": {}, "f:v": {}}},
+            "f:ports": {"k:{\"port\":80,\"protocol\":\"TCP\"}": {".": {}, "f:name": {}, "f:port": {}}}}})
+    );
+    let b = ok(step(
+        Some(&a),
+        &cr(json!({"ports": [{"port": 80, "protocol": "UDP"}]})),
+        "b",
+        false,
+        &types,
+        T1,
+    ));
+    assert_eq!(
+        b.object["spec"]["ports"],
+        json!([{"port": 80, "name": "http"}, {"port": 80, "protocol": "UDP"}])
+    );
+}
