@@ -10,6 +10,7 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::last_applied::{KUBECTL_MANAGER, allowed_conflicts, sync_last_applied};
 use crate::managed::{
     ManagedFieldsEntry, ManagerKey, Managers, Operation, Owned, cap_update_managers, decode,
     encode, set_managed_fields, strip_managed_fields,
@@ -231,8 +232,66 @@ fn without_managed_fields(obj: &Value) -> Value {
 /// `live` is the stored object (None to create), `managed` its decoded managed fields, `now`
 /// the RFC 3339 time to stamp, `api_version` the endpoint's version and `subresource` the
 /// subresource written through.
+///
+/// For the manager `kubectl`, conflicts on fields whose live value still matches the
+/// client-side `last-applied-configuration` annotation are forced, and the annotation, when
+/// present, is rewritten to the applied configuration (see [`crate::last_applied`]).
 #[allow(clippy::too_many_arguments)]
 pub fn apply(
+    live: Option<&Value>,
+    applied: &Value,
+    manager: &str,
+    managed: &[ManagedFieldsEntry],
+    force: bool,
+    types: &TypeInfo,
+    now: &str,
+    api_version: &str,
+    subresource: Option<&str>,
+) -> Result<Applied, ApplyError> {
+    let run = |force| {
+        apply_once(
+            live,
+            applied,
+            manager,
+            managed,
+            force,
+            types,
+            now,
+            api_version,
+            subresource,
+        )
+    };
+    let result = match (run(force), live) {
+        (Err(ApplyError::Conflicts(conflicts)), Some(live)) if manager == KUBECTL_MANAGER => {
+            match allowed_conflicts(live, types, api_version) {
+                Some(allowed) => {
+                    let remaining: Vec<Conflict> = conflicts
+                        .iter()
+                        .filter(|c| !allowed.contains(&c.path))
+                        .cloned()
+                        .collect();
+                    if remaining.is_empty() {
+                        run(true)
+                    } else {
+                        Err(ApplyError::Conflicts(remaining))
+                    }
+                }
+                None => Err(ApplyError::Conflicts(conflicts)),
+            }
+        }
+        (result, _) => result,
+    };
+    let mut result = result?;
+    if manager == KUBECTL_MANAGER {
+        sync_last_applied(&mut result.object, applied);
+        let live_obj = live.map(without_managed_fields);
+        result.changed = live_obj.as_ref() != Some(&without_managed_fields(&result.object));
+    }
+    Ok(result)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn apply_once(
     live: Option<&Value>,
     applied: &Value,
     manager: &str,

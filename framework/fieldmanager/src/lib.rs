@@ -15,6 +15,7 @@
 //! - [`ManagedFieldsEntry`] — managedFields JSON, decoding and the reset rules ([`managed`]).
 //! - [`TypeInfo`] / [`TypeNode`] — list and map merge semantics per path ([`types`],
 //!   [`builtin`]).
+//! - [`last_applied`] — `kubectl apply --server-side` over client-side apply's annotation.
 //! - [`merge()`], [`compare`], [`to_field_set`], [`remove_items`] — the typed walks
 //!   ([`merge`], [`typed`]).
 //!
@@ -23,6 +24,7 @@
 
 pub mod apply;
 pub mod builtin;
+pub mod last_applied;
 pub mod managed;
 pub mod merge;
 pub mod path;
@@ -35,6 +37,7 @@ pub use apply::{
     update,
 };
 pub use builtin::{TypeRegistry, builtin, generic, object_meta, pod_spec, pod_template};
+pub use last_applied::{LAST_APPLIED_ANNOTATION, build_last_applied};
 pub use managed::{
     ANCIENT_CHANGES, MAX_UPDATE_MANAGERS, ManagedFieldsEntry, ManagedFieldsError, Operation,
     decode_managed_fields, is_reset_managed_fields, managed_fields_for_update, set_managed_fields,

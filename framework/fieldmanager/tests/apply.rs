@@ -602,3 +602,57 @@ fn custom_resource_with_schema() {
         json!([{"port": 80, "name": "http"}, {"port": 80, "protocol": "UDP"}])
     );
 }
+
+#[test]
+fn kubectl_takes_over_fields_still_matching_last_applied() {
+    let types = deployment_types();
+    let last = r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"default"},"spec":{"paused":false,"replicas":1}}"#;
+    let mut live = deployment(json!({"replicas": 1, "paused": false}));
+    live["metadata"]["annotations"] =
+        json!({"kubectl.kubernetes.io/last-applied-configuration": last});
+    let csa = mni_fieldmanager::update(
+        None,
+        &live,
+        "kubectl-client-side-apply",
+        &[],
+        &types,
+        T0,
+        "apps/v1",
+        None,
+    );
+    mni_fieldmanager::set_managed_fields(&mut live, &csa);
+    let prev = Applied {
+        object: live,
+        managed: csa,
+        changed: true,
+    };
+    // Same manager name "kubectl": the conflict on .spec.replicas is forced.
+    let a = ok(step(
+        Some(&prev),
+        &deployment(json!({"replicas": 2})),
+        "kubectl",
+        false,
+        &types,
+        T1,
+    ));
+    assert_eq!(a.object["spec"]["replicas"], json!(2));
+    assert_eq!(
+        a.object["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"],
+        json!(
+            r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"default"},"spec":{"replicas":2}}"#
+        )
+    );
+    // Any other manager name conflicts.
+    let r = step(
+        Some(&prev),
+        &deployment(json!({"replicas": 2})),
+        "other",
+        false,
+        &types,
+        T1,
+    );
+    assert_eq!(
+        conflict_message(r),
+        "Apply failed with 1 conflict: conflict with \"kubectl-client-side-apply\" using apps/v1: .spec.replicas"
+    );
+}
