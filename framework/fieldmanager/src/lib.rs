@@ -11,6 +11,7 @@
 //! Start with [`apply`]; its errors ([`ApplyError`]) render kube-apiserver's messages and
 //! `Status` bodies, including the 409 conflict list. Underneath:
 //!
+//! - [`conflict`] — errors, kube's conflict messages and `Status` bodies.
 //! - [`FieldSet`] — sets of paths with the exact FieldsV1 encoding ([`set`], [`path`]).
 //! - [`ManagedFieldsEntry`] — managedFields JSON, decoding and the reset rules ([`managed`]).
 //! - [`TypeInfo`] / [`TypeNode`] — list and map merge semantics per path ([`types`],
@@ -24,6 +25,7 @@
 
 pub mod apply;
 pub mod builtin;
+pub mod conflict;
 pub mod last_applied;
 pub mod managed;
 pub mod merge;
@@ -32,11 +34,9 @@ pub mod set;
 pub mod typed;
 pub mod types;
 
-pub use apply::{
-    Applied, ApplyError, BEFORE_FIRST_APPLY, Conflict, apply, fields_of, gvk_string, try_update,
-    update,
-};
+pub use apply::{Applied, BEFORE_FIRST_APPLY, apply, fields_of, try_update, update};
 pub use builtin::{TypeRegistry, builtin, generic, object_meta, pod_spec, pod_template};
+pub use conflict::{ApplyError, Conflict, gvk_string};
 pub use last_applied::{LAST_APPLIED_ANNOTATION, build_last_applied};
 pub use managed::{
     ANCIENT_CHANGES, MAX_UPDATE_MANAGERS, ManagedFieldsEntry, ManagedFieldsError, Operation,
