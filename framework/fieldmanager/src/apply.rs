@@ -218,7 +218,7 @@ fn apply_once(
 
     let ignored = types.reset_fields(subresource);
     let key = ManagerKey::new(manager, Operation::Apply, api_version, subresource);
-    let merged = merge(&live_obj, applied, root).map_err(invalid_patch)?;
+    let merged = merge(&live_obj, applied, root).map_err(invalid_object)?;
     let previous = managers.get(&key).cloned();
     managers.insert(
         key.clone(),

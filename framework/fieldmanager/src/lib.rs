@@ -1,24 +1,23 @@
 //! Server-side apply without IO: the equivalent of k8s.io/apiserver's `fieldmanager` over
 //! sigs.k8s.io/structured-merge-diff, for objects held as `serde_json::Value`.
 //!
-//! An API server calls [`apply`] for `PATCH` with `application/apply-patch+yaml` and [`update`]
+//! An API server calls [`apply()`] for `PATCH` with `application/apply-patch+yaml` and [`update`]
 //! for every other write that names a field manager (create, update, JSON/merge/strategic
 //! patches), then stores the object with the returned `metadata.managedFields`. Both need the
-//! [`TypeInfo`] of the kind: a [`TypeRegistry`] lookup
-//! (built-in merge keys such as containers by `name`), or [`TypeInfo::from_structural`] for a
-//! custom resource's schema.
+//! [`TypeInfo`] of the kind: a [`TypeRegistry`] lookup (built-in merge keys such as containers
+//! by `name`), or [`TypeInfo::from_structural`] for a custom resource's schema.
 //!
-//! Start with [`apply`]; its errors ([`ApplyError`]) render kube-apiserver's messages and
+//! Start with [`apply()`]; its errors ([`ApplyError`]) render kube-apiserver's messages and
 //! `Status` bodies, including the 409 conflict list. Underneath:
 //!
 //! - [`conflict`] — errors, kube's conflict messages and `Status` bodies.
 //! - [`FieldSet`] — sets of paths with the exact FieldsV1 encoding ([`set`], [`path`]).
 //! - [`ManagedFieldsEntry`] — managedFields JSON, decoding and the reset rules ([`managed`]).
 //! - [`TypeInfo`] / [`TypeNode`] — list and map merge semantics per path ([`types`],
-//!   [`builtin`]).
+//!   [`mod@builtin`]).
 //! - [`last_applied`] — `kubectl apply --server-side` over client-side apply's annotation.
 //! - [`merge()`], [`compare`], [`to_field_set`], [`remove_items`] — the typed walks
-//!   ([`merge`], [`typed`]).
+//!   ([`mod@merge`], [`typed`]).
 //!
 //! Everything is pure: times come in as strings, nothing panics on untrusted input and
 //! recursion is bounded by [`MAX_DEPTH`].

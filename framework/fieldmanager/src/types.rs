@@ -4,7 +4,7 @@
 //! while `spec.tolerations` is replaced whole. [`TypeInfo`] is that knowledge as a tree of
 //! [`TypeNode`]s, built either from a CRD structural schema ([`TypeInfo::from_structural`],
 //! reading `x-kubernetes-list-type`, `x-kubernetes-list-map-keys` and `x-kubernetes-map-type`)
-//! or with [`TypeInfoBuilder`] (the built-in tables in [`crate::builtin`] use it). Paths the
+//! or with [`TypeInfoBuilder`] (the built-in tables in [`crate::builtin`](mod@crate::builtin) use it). Paths the
 //! tree does not describe fall back to deduced types: lists atomic, objects granular.
 
 use std::collections::BTreeMap;
