@@ -88,6 +88,11 @@ fn without_managed_fields(obj: &Value) -> Value {
 /// the RFC 3339 time to stamp, `api_version` the endpoint's version and `subresource` the
 /// subresource written through.
 ///
+/// Fields in `types.reset_fields(subresource)` (e.g. `status` through the main resource) are
+/// neither owned nor checked for conflicts; like kube's strategies, the caller restores them
+/// from the live object before storing. `metadata.managedFields` of `live` is ignored in
+/// favour of `managed`.
+///
 /// For the manager `kubectl`, conflicts on fields whose live value still matches the
 /// client-side `last-applied-configuration` annotation are forced, and the annotation, when
 /// present, is rewritten to the applied configuration (see [`crate::last_applied`]).

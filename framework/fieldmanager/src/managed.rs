@@ -100,6 +100,16 @@ pub fn decode_managed_fields(obj: &Value) -> Result<Vec<ManagedFieldsEntry>, Man
     if raw.is_null() {
         return Ok(Vec::new());
     }
+    if let Value::Array(items) = raw {
+        let valid =
+            |op: Option<&Value>| matches!(op.and_then(Value::as_str), Some("Apply" | "Update"));
+        if items
+            .iter()
+            .any(|e| e.is_object() && !valid(e.get("operation")))
+        {
+            return Err(ManagedFieldsError::Operation);
+        }
+    }
     let entries: Vec<ManagedFieldsEntry> = serde_json::from_value(raw.clone())
         .map_err(|e| ManagedFieldsError::Decode(e.to_string()))?;
     for (i, e) in entries.iter().enumerate() {
@@ -384,6 +394,12 @@ mod tests {
     fn decode_and_reset() {
         let obj = json!({"metadata": {"managedFields": [real_entry()]}});
         assert_eq!(decode_managed_fields(&obj).map(|v| v.len()), Ok(1));
+        let bad_op = json!({"metadata": {"managedFields": [{"manager": "m", "operation": "Patch",
+            "apiVersion": "v1", "fieldsType": "FieldsV1"}]}});
+        assert_eq!(
+            decode_managed_fields(&bad_op),
+            Err(ManagedFieldsError::Operation)
+        );
         let bad = json!({"metadata": {"managedFields": [{"manager": "m", "operation": "Update",
             "apiVersion": "v1", "fieldsType": "FieldsV2"}]}});
         assert_eq!(

@@ -366,3 +366,38 @@ fn custom_resource_with_schema() {
         json!([{"port": 80, "name": "http"}, {"port": 80, "protocol": "UDP"}])
     );
 }
+
+#[test]
+fn dropping_a_struct_removes_it_unless_someone_owns_inside() {
+    let types = deployment_types();
+    let with_strategy = deployment(json!({"replicas": 1,
+        "strategy": {"rollingUpdate": {"maxSurge": 1}}}));
+    let a = ok(step(None, &with_strategy, "a", false, &types, T0));
+    let without = deployment(json!({"replicas": 1}));
+    let b = ok(step(Some(&a), &without, "a", false, &types, T1));
+    assert_eq!(b.object["spec"], json!({"replicas": 1}));
+    // With an updater owning a sibling field, only a's leaf goes.
+    let mut edited = a.object.clone();
+    edited["spec"]["strategy"]["type"] = json!("RollingUpdate");
+    let managed = mni_fieldmanager::update(
+        Some(&a.object),
+        &edited,
+        "editor",
+        &a.managed,
+        &types,
+        T1,
+        "apps/v1",
+        None,
+    );
+    mni_fieldmanager::set_managed_fields(&mut edited, &managed);
+    let prev = Applied {
+        object: edited,
+        managed,
+        changed: true,
+    };
+    let c = ok(step(Some(&prev), &without, "a", false, &types, T2));
+    assert_eq!(
+        c.object["spec"],
+        json!({"replicas": 1, "strategy": {"type": "RollingUpdate"}})
+    );
+}
