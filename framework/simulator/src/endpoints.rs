@@ -1,0 +1,239 @@
+//! The Endpoints controller: for every Service with a selector, an `Endpoints` object of
+//! the same name listing the matching pods — ready ones under `addresses`, the others under
+//! `notReadyAddresses` (all under `addresses` with `publishNotReadyAddresses`) — with
+//! `targetRef`, `nodeName` and `hostname`, and ports resolved from `targetPort` by number
+//! or by container-port name. Subsets are repacked by port set, addresses sorted by IP.
+//!
+//! Endpoints of Services without a selector belong to the user and are never touched;
+//! Endpoints this simulator wrote are deleted when their Service goes away.
+
+use std::collections::{BTreeMap, HashSet};
+
+use k8s_openapi::api::core::v1::{
+    EndpointAddress, EndpointPort, EndpointSubset, Endpoints, ObjectReference, Pod, Service,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use kube::Api;
+use serde_json::{Map, Value, json};
+
+use crate::cache::Snapshot;
+use crate::ops::{self, Outcome};
+use crate::util;
+
+/// Errors of the Endpoints controller.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub(crate) enum Error {
+    /// Writing Endpoints failed.
+    #[error(transparent)]
+    Write(#[from] ops::Error),
+}
+
+/// Reconciles the Endpoints of every Service; `managed` remembers which ones this
+/// simulator owns.
+pub(crate) async fn sync(
+    client: &kube::Client,
+    snap: &Snapshot,
+    managed: &mut HashSet<(String, String)>,
+    out: &mut Outcome,
+) {
+    let mut seen = HashSet::new();
+    for svc in &snap.services {
+        let key = (
+            svc.metadata.namespace.clone().unwrap_or_default(),
+            svc.metadata.name.clone().unwrap_or_default(),
+        );
+        let has_selector = svc
+            .spec
+            .as_ref()
+            .and_then(|s| s.selector.as_ref())
+            .is_some_and(|s| !s.is_empty());
+        if !has_selector || svc.metadata.deletion_timestamp.is_some() {
+            continue;
+        }
+        seen.insert(key.clone());
+        match sync_one(client, snap, svc, out).await {
+            Ok(()) => {
+                managed.insert(key);
+            }
+            Err(e) => out.failed(&format!("endpoints {}/{}", key.0, key.1), &e),
+        }
+    }
+    let gone: Vec<(String, String)> = managed.difference(&seen).cloned().collect();
+    for (ns, name) in gone {
+        let api: Api<Endpoints> = Api::namespaced(client.clone(), &ns);
+        let uid = snap
+            .endpoints(&ns, &name)
+            .and_then(|e| e.metadata.uid.clone());
+        match ops::delete(&api, &name, uid.as_deref(), out).await {
+            Ok(()) => {
+                managed.remove(&(ns, name));
+            }
+            Err(e) => out.failed(&format!("endpoints {ns}/{name}"), &e),
+        }
+    }
+}
+
+/// The port a service port targets on `pod`, if the pod has it.
+fn resolve_port(target: Option<&IntOrString>, port: i32, pod: &Pod) -> Option<i32> {
+    match target {
+        None => Some(port),
+        Some(IntOrString::Int(n)) => Some(*n),
+        Some(IntOrString::String(s)) => s.parse().ok().or_else(|| {
+            pod.spec
+                .as_ref()?
+                .containers
+                .iter()
+                .flat_map(|c| c.ports.iter().flatten())
+                .find(|p| p.name.as_deref() == Some(s.as_str()))
+                .map(|p| p.container_port)
+        }),
+    }
+}
+
+/// One subset in the making: its ports, ready and not-ready addresses.
+type Group = (
+    Vec<EndpointPort>,
+    Vec<EndpointAddress>,
+    Vec<EndpointAddress>,
+);
+
+/// The Endpoints subsets for `svc` (kube's addEndpointSubset + RepackSubsets).
+fn subsets(svc: &Service, pods: &[std::sync::Arc<Pod>]) -> Vec<EndpointSubset> {
+    let spec = svc.spec.clone().unwrap_or_default();
+    let ns = svc.metadata.namespace.as_deref();
+    let svc_name = svc.metadata.name.as_deref();
+    let selector = spec.selector.clone().unwrap_or_default();
+    let tolerate = spec.publish_not_ready_addresses == Some(true);
+    let headless = spec.cluster_ip.as_deref() == Some("None");
+    let ports = spec.ports.clone().unwrap_or_default();
+    // (ready, ip, pod name) -> address, and the ports each address serves.
+    let mut served: BTreeMap<(bool, String, String), (EndpointAddress, Vec<EndpointPort>)> =
+        BTreeMap::new();
+    for pod in pods {
+        if pod.metadata.namespace.as_deref() != ns || !util::is_active(pod) {
+            continue;
+        }
+        let labels = pod.metadata.labels.clone().unwrap_or_default();
+        if !selector.iter().all(|(k, v)| labels.get(k) == Some(v)) {
+            continue;
+        }
+        let Some(ip) = pod
+            .status
+            .as_ref()
+            .and_then(|s| s.pod_ip.clone())
+            .filter(|i| !i.is_empty())
+        else {
+            continue;
+        };
+        let pod_spec = pod.spec.as_ref();
+        let hostname = pod_spec
+            .filter(|s| s.subdomain.as_deref() == svc_name)
+            .and_then(|s| s.hostname.clone())
+            .filter(|h| !h.is_empty());
+        let address = EndpointAddress {
+            ip: ip.clone(),
+            hostname,
+            node_name: pod_spec.and_then(|s| s.node_name.clone()),
+            target_ref: Some(ObjectReference {
+                kind: Some("Pod".into()),
+                namespace: pod.metadata.namespace.clone(),
+                name: pod.metadata.name.clone(),
+                uid: pod.metadata.uid.clone(),
+                ..Default::default()
+            }),
+        };
+        let ready = tolerate || util::is_ready(pod);
+        let mut eps = Vec::new();
+        for sp in &ports {
+            if let Some(port) = resolve_port(sp.target_port.as_ref(), sp.port, pod) {
+                eps.push(EndpointPort {
+                    name: sp.name.clone().filter(|n| !n.is_empty()),
+                    port,
+                    protocol: Some(sp.protocol.clone().unwrap_or_else(|| "TCP".into())),
+                    app_protocol: sp.app_protocol.clone(),
+                });
+            }
+        }
+        if eps.is_empty() && !(ports.is_empty() && headless) {
+            continue;
+        }
+        eps.sort_by(|a, b| (&a.name, a.port).cmp(&(&b.name, b.port)));
+        let key = (ready, ip, pod.metadata.name.clone().unwrap_or_default());
+        served.insert(key, (address, eps));
+    }
+    // Group addresses by the exact port set they serve.
+    let mut groups: BTreeMap<String, Group> = BTreeMap::new();
+    for ((ready, _, _), (addr, eps)) in served {
+        let key = serde_json::to_string(&eps).unwrap_or_default();
+        let g = groups
+            .entry(key)
+            .or_insert_with(|| (eps, Vec::new(), Vec::new()));
+        if ready {
+            g.1.push(addr)
+        } else {
+            g.2.push(addr)
+        }
+    }
+    groups
+        .into_values()
+        .map(|(eps, ready, not_ready)| EndpointSubset {
+            addresses: (!ready.is_empty()).then_some(ready),
+            not_ready_addresses: (!not_ready.is_empty()).then_some(not_ready),
+            ports: (!eps.is_empty()).then_some(eps),
+        })
+        .collect()
+}
+
+async fn sync_one(
+    client: &kube::Client,
+    snap: &Snapshot,
+    svc: &Service,
+    out: &mut Outcome,
+) -> Result<(), Error> {
+    let ns = svc.metadata.namespace.as_deref().unwrap_or_default();
+    let name = svc.metadata.name.as_deref().unwrap_or_default();
+    let want = subsets(svc, &snap.pods);
+    let mut labels = svc.metadata.labels.clone().unwrap_or_default();
+    let headless = svc.spec.as_ref().and_then(|s| s.cluster_ip.as_deref()) == Some("None");
+    if headless {
+        labels.insert("service.kubernetes.io/headless".into(), String::new());
+    }
+    let api: Api<Endpoints> = Api::namespaced(client.clone(), ns);
+    match snap.endpoints(ns, name) {
+        None => {
+            let ep = Endpoints {
+                metadata: ObjectMeta {
+                    name: Some(name.to_string()),
+                    namespace: Some(ns.to_string()),
+                    labels: (!labels.is_empty()).then_some(labels),
+                    ..Default::default()
+                },
+                subsets: (!want.is_empty()).then_some(want),
+            };
+            ops::create(&api, &ep, out).await?;
+        }
+        Some(cur) => {
+            let cur_labels = cur.metadata.labels.clone().unwrap_or_default();
+            let cur_subsets = cur.subsets.clone().unwrap_or_default();
+            if cur_labels == labels && cur_subsets == want {
+                return Ok(());
+            }
+            let mut label_patch: Map<String, Value> = labels
+                .iter()
+                .filter(|(k, v)| cur_labels.get(*k) != Some(*v))
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect();
+            for k in cur_labels.keys().filter(|k| !labels.contains_key(*k)) {
+                label_patch.insert(k.clone(), Value::Null);
+            }
+            let body = json!({
+                "metadata": {"labels": label_patch},
+                "subsets": if want.is_empty() { Value::Null } else { serde_json::to_value(&want).map_err(ops::Error::from)? },
+            });
+            ops::patch(&api, name, &body, false, out).await?;
+        }
+    }
+    Ok(())
+}
