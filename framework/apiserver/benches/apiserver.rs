@@ -117,8 +117,15 @@ fn http_client() -> Http {
         .build(connector)
 }
 
+/// mni-dev's admin bearer token, read from the kubeconfig it writes (etcd ignores the header).
+static TOKEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
 fn request(method: Method, url: &str, body: Vec<u8>) -> Result<Request<Full<Bytes>>> {
-    Request::builder()
+    let mut builder = Request::builder();
+    if let Some(token) = TOKEN.get() {
+        builder = builder.header(http::header::AUTHORIZATION, format!("Bearer {token}"));
+    }
+    builder
         .method(method)
         .uri(url)
         .header(http::header::CONTENT_TYPE, "application/json")
@@ -220,10 +227,17 @@ async fn start_mni(dir: &Path, in_memory: bool) -> Result<(Proc, Duration)> {
     let stderr = std::fs::File::create(&log).context("creating the mni-dev log")?;
     let data = dir.join("data");
     let mut cmd = Command::new(MNI_DEV);
-    cmd.args(["up", "--listen", "127.0.0.1:0", "--data-dir"])
-        .arg(&data)
-        .arg("--kubeconfig")
-        .arg(dir.join("kc"));
+    // Plain HTTP on loopback, so both servers are measured over the same kind of connection.
+    cmd.args([
+        "up",
+        "--insecure-http",
+        "--listen",
+        "127.0.0.1:0",
+        "--data-dir",
+    ])
+    .arg(&data)
+    .arg("--kubeconfig")
+    .arg(dir.join("kc"));
     if in_memory {
         cmd.arg("--in-memory");
     }
@@ -261,6 +275,13 @@ async fn start_mni(dir: &Path, in_memory: bool) -> Result<(Proc, Duration)> {
     if url.starts_with("https://") {
         bail!("mni-dev serves HTTPS ({line:?}); this bench speaks plain HTTP only");
     }
+    let kubeconfig =
+        std::fs::read_to_string(dir.join("kc")).context("reading mni-dev's kubeconfig")?;
+    let token = kubeconfig
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("token: "))
+        .context("no token in mni-dev's kubeconfig")?;
+    let _ = TOKEN.set(token.trim_matches(['"', '\'']).to_string());
     // Keep reading stdout so mni-dev's last line at shutdown does not hit a closed pipe.
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     Ok((Proc { child, url, log }, elapsed))

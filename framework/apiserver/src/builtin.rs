@@ -7,7 +7,9 @@
 
 use std::any::TypeId;
 
-use k8s_openapi::api::{apps, coordination, core, events, networking, rbac};
+use k8s_openapi::api::{
+    apps, authentication, authorization, coordination, core, events, networking, rbac,
+};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
 use mni_apimachinery::FieldError;
 use serde_json::Value;
@@ -29,8 +31,8 @@ pub(crate) struct BuiltinKind {
     pub default: fn(&mut Value),
     /// Kind-specific validation of a whole object.
     pub validate: fn(&Value) -> Vec<FieldError>,
-    /// The OpenAPI description of the kind.
-    pub doc: fn() -> mni_openapi::ResourceDoc,
+    /// The OpenAPI description of the kind (none for create-only review kinds).
+    pub doc: Option<fn() -> mni_openapi::ResourceDoc>,
 }
 
 impl std::fmt::Debug for BuiltinKind {
@@ -62,7 +64,7 @@ macro_rules! kind {
             field_labels: $fields,
             default: $default,
             validate: $validate,
-            doc: mni_openapi::ResourceDoc::builtin::<$ty>,
+            doc: Some(mni_openapi::ResourceDoc::builtin::<$ty>),
         };
     };
 }
@@ -258,6 +260,52 @@ kind!(
     no_validation
 );
 
+macro_rules! review {
+    ($name:ident, $ty:ty) => {
+        static $name: BuiltinKind = BuiltinKind {
+            kind: <$ty as k8s_openapi::Resource>::KIND,
+            normalize: normalize::<$ty>,
+            field_labels: &[],
+            default: no_defaults,
+            validate: no_validation,
+            doc: None,
+        };
+    };
+}
+
+review!(SSAR, authorization::v1::SelfSubjectAccessReview);
+review!(SAR, authorization::v1::SubjectAccessReview);
+review!(LSAR, authorization::v1::LocalSubjectAccessReview);
+review!(SSRR, authorization::v1::SelfSubjectRulesReview);
+review!(TOKEN_REVIEW, authentication::v1::TokenReview);
+review!(SELF_SUBJECT_REVIEW, authentication::v1::SelfSubjectReview);
+
+/// A create-only kind (access and token reviews): computed, never stored.
+fn review_info<K>(hooks: &'static BuiltinKind) -> ResourceInfo
+where
+    K: k8s_openapi::Resource,
+    K::Scope: 'static,
+{
+    ResourceInfo {
+        group: K::GROUP.to_string(),
+        version: K::VERSION.to_string(),
+        kind: K::KIND.to_string(),
+        list_kind: String::new(),
+        plural: K::URL_PATH_SEGMENT.to_string(),
+        singular: K::KIND.to_lowercase(),
+        short_names: Vec::new(),
+        categories: Vec::new(),
+        namespaced: TypeId::of::<K::Scope>() == TypeId::of::<k8s_openapi::NamespaceResourceScope>(),
+        status: false,
+        scale: None,
+        generation: false,
+        storage_prefix: format!("/virtual/{}/{}", K::GROUP, K::URL_PATH_SEGMENT),
+        storage_version: K::VERSION.to_string(),
+        verbs: &["create"],
+        flavor: Flavor::Builtin(hooks),
+    }
+}
+
 struct Extra {
     short_names: &'static [&'static str],
     categories: &'static [&'static str],
@@ -315,6 +363,7 @@ where
         generation: extra.generation,
         storage_prefix: format!("/registry/{storage_group}/{}", K::URL_PATH_SEGMENT),
         storage_version: K::VERSION.to_string(),
+        verbs: crate::registry::STANDARD_VERBS,
         flavor: Flavor::Builtin(hooks),
     }
 }
@@ -358,6 +407,12 @@ pub(crate) fn resources() -> Vec<ResourceInfo> {
         netpol,
         ingress,
         crd,
+        review_info::<authorization::v1::SelfSubjectAccessReview>(&SSAR),
+        review_info::<authorization::v1::SubjectAccessReview>(&SAR),
+        review_info::<authorization::v1::LocalSubjectAccessReview>(&LSAR),
+        review_info::<authorization::v1::SelfSubjectRulesReview>(&SSRR),
+        review_info::<authentication::v1::TokenReview>(&TOKEN_REVIEW),
+        review_info::<authentication::v1::SelfSubjectReview>(&SELF_SUBJECT_REVIEW),
     ]
 }
 

@@ -27,7 +27,7 @@ fn namespaces_target(shared: &Shared, name: Option<&str>) -> Option<Target> {
     })
 }
 
-/// Creates the system namespaces when missing.
+/// Creates the system namespaces and the default RBAC policy when missing.
 pub(crate) async fn bootstrap(shared: &Shared) -> ApiResult<()> {
     let Some(target) = namespaces_target(shared, None) else {
         return Ok(());
@@ -44,6 +44,42 @@ pub(crate) async fn bootstrap(shared: &Shared) -> ApiResult<()> {
         let opts = WriteOptions {
             dry_run: false,
             validation: FieldValidation::Strict,
+        };
+        match shared.create(&target, obj, opts).await {
+            Ok(_) => {}
+            Err(e) if e.code == 409 => {}
+            Err(e) => return Err(e),
+        }
+    }
+    // The default RBAC policy, as kube-apiserver's bootstrap-roles post-start hook installs it.
+    for obj in mni_rbac::bootstrap_policy() {
+        let plural = match obj["kind"].as_str() {
+            Some("ClusterRole") => "clusterroles",
+            Some("ClusterRoleBinding") => "clusterrolebindings",
+            _ => continue,
+        };
+        let Some(info) = shared
+            .registry()
+            .get("rbac.authorization.k8s.io", "v1", plural)
+        else {
+            continue;
+        };
+        if shared
+            .store
+            .get(&info.key(None, object::name(&obj)))
+            .is_some()
+        {
+            continue;
+        }
+        let target = Target {
+            info,
+            namespace: None,
+            name: None,
+            subresource: None,
+        };
+        let opts = WriteOptions {
+            dry_run: false,
+            validation: FieldValidation::Ignore,
         };
         match shared.create(&target, obj, opts).await {
             Ok(_) => {}

@@ -344,6 +344,7 @@ pub(crate) fn resources_of(crd: &Value) -> Vec<ResourceInfo> {
                 generation: true,
                 storage_prefix: format!("/registry/{group}/{plural}"),
                 storage_version: storage_version.clone(),
+                verbs: crate::registry::STANDARD_VERBS,
                 flavor: Flavor::Custom(Arc::new(CustomInfo {
                     crd_name: name.clone(),
                     schema,

@@ -7,7 +7,7 @@
 use http::HeaderMap;
 use serde_json::{Value, json};
 
-use crate::registry::{Registry, ResourceInfo, STANDARD_VERBS};
+use crate::registry::{Registry, ResourceInfo};
 
 /// Which aggregated-discovery version the client accepts, if any.
 pub(crate) fn aggregated(headers: &HeaderMap) -> Option<&'static str> {
@@ -82,6 +82,12 @@ fn subresource_entries(info: &ResourceInfo) -> Vec<(String, Value)> {
             json!({"kind": info.kind, "verbs": verbs}),
         ));
     }
+    if info.group.is_empty() && info.plural == "serviceaccounts" {
+        subs.push((
+            "token".to_string(),
+            json!({"kind": "TokenRequest", "group": "authentication.k8s.io", "version": "v1", "verbs": ["create"]}),
+        ));
+    }
     if info.scale.is_some() {
         subs.push((
             "scale".to_string(),
@@ -105,7 +111,7 @@ pub(crate) fn resource_list(registry: &Registry, group: &str, version: &str) -> 
             "singularName": info.singular,
             "namespaced": info.namespaced,
             "kind": info.kind,
-            "verbs": STANDARD_VERBS,
+            "verbs": info.verbs,
         });
         if !info.short_names.is_empty() {
             r["shortNames"] = json!(info.short_names);
@@ -157,7 +163,7 @@ pub(crate) fn aggregated_list(registry: &Registry, core: bool, version: &str) ->
                                 "responseKind": {"group": g, "version": v, "kind": info.kind},
                                 "scope": if info.namespaced { "Namespaced" } else { "Cluster" },
                                 "singularResource": info.singular,
-                                "verbs": STANDARD_VERBS,
+                                "verbs": info.verbs,
                             });
                             if !info.short_names.is_empty() {
                                 r["shortNames"] = json!(info.short_names);

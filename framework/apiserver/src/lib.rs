@@ -21,6 +21,7 @@
 //! `openapi`, `table` (kubectl's tables), `controllers` (namespace lifecycle).
 
 mod admission;
+mod auth;
 mod builtin;
 mod controllers;
 mod crd;
@@ -28,6 +29,7 @@ mod defaults;
 mod discovery;
 mod error;
 mod gc;
+mod https;
 pub mod kubeconfig;
 mod list;
 mod object;
@@ -36,11 +38,14 @@ mod patch;
 mod registry;
 mod request;
 mod rest;
+mod reviews;
 mod scale;
 mod server;
 mod table;
+pub mod tls;
 mod validation;
 mod watch;
 
+pub use auth::ADMIN_USER;
 pub use error::ApiError;
 pub use server::{Error, Server, ServerBuilder};

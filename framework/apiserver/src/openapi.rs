@@ -33,10 +33,10 @@ pub(crate) struct Cache {
     built: Mutex<Option<Arc<Built>>>,
 }
 
-/// The OpenAPI description of one served resource.
-pub(crate) fn resource_doc(info: &ResourceInfo) -> ResourceDoc {
+/// The OpenAPI description of one served resource (none for create-only review kinds).
+pub(crate) fn resource_doc(info: &ResourceInfo) -> Option<ResourceDoc> {
     let mut doc = match &info.flavor {
-        Flavor::Builtin(b) => (b.doc)(),
+        Flavor::Builtin(b) => (b.doc?)(),
         Flavor::Custom(c) => ResourceDoc::custom(
             info.group.clone(),
             info.version.clone(),
@@ -55,13 +55,13 @@ pub(crate) fn resource_doc(info: &ResourceInfo) -> ResourceDoc {
     if info.scale.is_some() {
         doc = doc.with_scale();
     }
-    doc
+    Some(doc)
 }
 
 fn build(shared: &Shared) -> ApiResult<Arc<Built>> {
     let (generation, docs) = {
         let registry = shared.registry();
-        let docs: Vec<ResourceDoc> = registry.all().map(|i| resource_doc(i)).collect();
+        let docs: Vec<ResourceDoc> = registry.all().filter_map(|i| resource_doc(i)).collect();
         (registry.generation(), docs)
     };
     let mut cache = shared

@@ -108,6 +108,8 @@ pub(crate) struct ResourceInfo {
     pub storage_prefix: String,
     /// Version the objects are stored at.
     pub storage_version: String,
+    /// The verbs served (all of them, or only `create` for review kinds).
+    pub(crate) verbs: &'static [&'static str],
     /// Built-in or custom.
     pub flavor: Flavor,
 }

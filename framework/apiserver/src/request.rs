@@ -128,6 +128,7 @@ fn subresource_served(info: &ResourceInfo, sub: &str) -> bool {
         "status" => info.status,
         "scale" => info.scale.is_some(),
         "finalize" => info.plural == "namespaces" && info.group.is_empty(),
+        "token" => info.plural == "serviceaccounts" && info.group.is_empty(),
         _ => false,
     }
 }

@@ -256,6 +256,7 @@ impl Shared {
                 }
                 other => other.into(),
             })?;
+        self.after_write(info);
         let created = object::to_served(info, object::from_stored(&kv)?);
         if crd::is_crd(info) {
             crd::register(self, &created)?;
@@ -462,6 +463,7 @@ impl Shared {
                 .await
             {
                 Ok(kv) => {
+                    self.after_write(info);
                     let updated = object::to_served(info, object::from_stored(&kv)?);
                     if crd::is_crd(info) {
                         crd::register(self, &updated)?;
@@ -572,7 +574,15 @@ impl Shared {
     }
 
     /// Work that follows an object's removal from the store.
+    /// Work that follows any committed write: RBAC changes invalidate the authorizer.
+    fn after_write(&self, info: &ResourceInfo) {
+        if info.group == "rbac.authorization.k8s.io" {
+            self.authn.rbac_changed();
+        }
+    }
+
     async fn after_delete(&self, info: &ResourceInfo, obj: &Value) -> ApiResult<()> {
+        self.after_write(info);
         // Dependents of the removed object are now garbage.
         self.kick_controllers();
         if crd::is_crd(info) {

@@ -40,6 +40,18 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// Setting up TLS failed.
+    #[error("TLS: {0}")]
+    Tls(crate::tls::TlsError),
+    /// Reading or writing the server's secrets failed.
+    #[error("secrets in {path}: {source}")]
+    Secrets {
+        /// The file.
+        path: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
     /// Loading stored CRDs failed.
     #[error("loading CustomResourceDefinitions: {0}")]
     Load(ApiError),
@@ -55,6 +67,7 @@ pub(crate) struct Shared {
     controllers: Notify,
     bookmark_interval: Duration,
     address: RwLock<String>,
+    pub(crate) authn: crate::auth::Authn,
 }
 
 impl Shared {
@@ -97,6 +110,9 @@ pub struct ServerBuilder {
     compaction_interval: Duration,
     compaction_retain: i64,
     bookmark_interval: Duration,
+    admin_token: Option<String>,
+    secrets_dir: Option<PathBuf>,
+    tls: Option<crate::tls::TlsIdentity>,
 }
 
 impl Default for ServerBuilder {
@@ -107,6 +123,9 @@ impl Default for ServerBuilder {
             compaction_interval: Duration::from_secs(300),
             compaction_retain: 10_000,
             bookmark_interval: Duration::from_secs(30),
+            admin_token: None,
+            secrets_dir: None,
+            tls: None,
         }
     }
 }
@@ -141,6 +160,29 @@ impl ServerBuilder {
         self
     }
 
+    /// The bearer token of the admin identity (`system:masters`); default: a random one,
+    /// kept in the data directory when there is one.
+    #[must_use]
+    pub fn with_admin_token(mut self, token: impl Into<String>) -> Self {
+        self.admin_token = Some(token.into());
+        self
+    }
+
+    /// Keep the admin token and the token-signing secret in this directory even when the
+    /// store is in memory (the data directory is used otherwise).
+    #[must_use]
+    pub fn with_secrets_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.secrets_dir = Some(dir.into());
+        self
+    }
+
+    /// Serve HTTPS with this identity (default: plain HTTP, for in-process tests).
+    #[must_use]
+    pub fn with_tls(mut self, identity: crate::tls::TlsIdentity) -> Self {
+        self.tls = Some(identity);
+        self
+    }
+
     /// Opens the store, binds the address and starts serving.
     pub async fn start(self) -> Result<Server, Error> {
         let store = match &self.data_dir {
@@ -161,7 +203,12 @@ impl ServerBuilder {
             source,
         })?;
         let (stop_tx, stop_rx) = watch::channel(false);
+        let (admin_token, signing_secret) = secrets(
+            self.secrets_dir.as_deref().or(self.data_dir.as_deref()),
+            self.admin_token.clone(),
+        )?;
         let shared = Arc::new(Shared {
+            authn: crate::auth::Authn::new(admin_token, &signing_secret),
             store: store.clone(),
             registry: RwLock::new(Registry::with_builtins()),
             openapi: openapi::Cache::default(),
@@ -180,14 +227,28 @@ impl ServerBuilder {
             .fallback(dispatch)
             .with_state(shared.clone());
         let mut stop = stop_rx;
-        let serve = tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = stop.wait_for(|s| *s).await;
-                })
-                .await;
-        });
+        let tls = self
+            .tls
+            .as_ref()
+            .map(crate::tls::TlsIdentity::server_config)
+            .transpose()
+            .map_err(Error::Tls)?;
+        let serve = match tls {
+            None => tokio::spawn(async move {
+                // Watch events are small writes: do not let Nagle hold them back.
+                let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+                    let _ = tcp.set_nodelay(true);
+                });
+                let _ = axum::serve(listener, app)
+                    .with_graceful_shutdown(async move {
+                        let _ = stop.wait_for(|s| *s).await;
+                    })
+                    .await;
+            }),
+            Some(config) => tokio::spawn(crate::https::serve(listener, config, app, stop)),
+        };
         Ok(Server {
+            ca_pem: self.tls.map(|t| t.ca_pem),
             addr,
             shared,
             stop: stop_tx,
@@ -200,6 +261,7 @@ impl ServerBuilder {
 #[derive(Debug)]
 pub struct Server {
     addr: SocketAddr,
+    ca_pem: Option<String>,
     shared: Arc<Shared>,
     stop: watch::Sender<bool>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
@@ -216,9 +278,29 @@ impl Server {
         self.addr
     }
 
-    /// `http://ADDR`, the base URL for clients.
+    /// `http://ADDR` or `https://ADDR`, the base URL for clients.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.ca_pem.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.addr)
+    }
+
+    /// The admin bearer token (user `mni:admin` in `system:masters`).
+    pub fn admin_token(&self) -> &str {
+        self.shared.authn.admin_token()
+    }
+
+    /// The CA certificate clients should trust, when serving HTTPS.
+    pub fn ca_pem(&self) -> Option<&str> {
+        self.ca_pem.as_deref()
+    }
+
+    /// A kubeconfig for the admin identity, as kubectl and kube-rs read it.
+    pub fn kubeconfig(&self) -> String {
+        crate::kubeconfig::render(&self.url(), self.admin_token(), "default", self.ca_pem())
     }
 
     /// The store's current revision (the newest resourceVersion).
@@ -245,6 +327,43 @@ impl Server {
         }
         self.shared.store.close().await;
     }
+}
+
+/// The admin token and the ServiceAccount-token signing secret: given, read from the data
+/// directory, or made (and kept there, owner-only, when there is a data directory).
+fn secrets(
+    data_dir: Option<&std::path::Path>,
+    admin: Option<String>,
+) -> Result<(String, Vec<u8>), Error> {
+    let random = || -> String {
+        let a = uuid::Uuid::new_v4().simple().to_string();
+        let b = uuid::Uuid::new_v4().simple().to_string();
+        format!("{a}{b}")
+    };
+    let Some(dir) = data_dir else {
+        return Ok((admin.unwrap_or_else(random), random().into_bytes()));
+    };
+    let load = |name: &str, make: &dyn Fn() -> String| -> Result<String, Error> {
+        let path = dir.join("pki").join(name);
+        let err = |source| Error::Secrets {
+            path: path.display().to_string(),
+            source,
+        };
+        match std::fs::read_to_string(&path) {
+            Ok(s) if !s.trim().is_empty() => Ok(s.trim().to_string()),
+            Ok(_) | Err(_) => {
+                let value = make();
+                crate::tls::write_private(&path, value.as_bytes(), 0o600).map_err(err)?;
+                Ok(value)
+            }
+        }
+    };
+    let admin = match admin {
+        Some(t) => t,
+        None => load("admin.token", &random)?,
+    };
+    let signing = load("sa-signing.key", &random)?;
+    Ok((admin, signing.into_bytes()))
 }
 
 fn version_info() -> Value {
@@ -305,6 +424,7 @@ async fn handle(shared: Arc<Shared>, req: Request) -> ApiResult<Response> {
     let body = axum::body::to_bytes(body, MAX_BODY)
         .await
         .map_err(|_| ApiError::too_large(MAX_BODY))?;
+    let user = shared.authenticate(&headers, &path)?;
     match path.as_str() {
         "/version" | "/version/" => return Ok(json_response(200, &version_info(), &[])),
         "/healthz" | "/readyz" | "/livez" => {
@@ -312,10 +432,29 @@ async fn handle(shared: Arc<Shared>, req: Request) -> ApiResult<Response> {
         }
         _ => {}
     }
+    let route = request::route(&shared.registry(), &path);
+    let target = match &route {
+        Ok(Route::Resource(t)) => Some(t.clone()),
+        _ => None,
+    };
+    let attrs = match &target {
+        Some(t) => {
+            let by_name = query
+                .get("fieldSelector")
+                .and_then(|f| f.strip_prefix("metadata.name="));
+            crate::auth::resource_attributes(&user, &method, t, query.flag("watch"), by_name)
+        }
+        None => mni_rbac::Attributes::non_resource(
+            user.clone(),
+            method.as_str().to_ascii_lowercase(),
+            path.clone(),
+        ),
+    };
+    shared.authorize(&attrs)?;
     if path == "/openapi/v2" || path.starts_with("/openapi/v3") {
         return openapi::serve(&shared, &path, &headers);
     }
-    let route = request::route(&shared.registry(), &path)?;
+    let route = route?;
     let target = match route {
         Route::CoreVersions | Route::Groups => {
             let core = matches!(route, Route::CoreVersions);
@@ -349,6 +488,11 @@ async fn handle(shared: Arc<Shared>, req: Request) -> ApiResult<Response> {
         }
         Route::Resource(t) => t,
     };
+    if let Some(reply) =
+        crate::reviews::handle(&shared, &target, &method, &user, &headers, &body, &query).await?
+    {
+        return Ok(json_response(reply.code, &reply.body, &[]));
+    }
     let output = request::output(&headers);
     let is_item = target.name.is_some();
     let reply: Reply = match (method.clone(), is_item) {

@@ -123,8 +123,15 @@ fn builtin_row(kind: &str, o: &Value) -> (Vec<Column>, Vec<Value>) {
                 .flatten()
                 .map(|c| c["restartCount"].as_i64().unwrap_or(0))
                 .sum();
+            // As kubectl shows it: a waiting container's reason (CrashLoopBackOff) wins.
+            let waiting = statuses
+                .into_iter()
+                .flatten()
+                .find_map(|c| c.pointer("/state/waiting/reason").and_then(Value::as_str));
             let status = if object::meta_str(o, "deletionTimestamp").is_some() {
                 "Terminating".to_string()
+            } else if let Some(reason) = waiting {
+                reason.to_string()
             } else {
                 s(o, "/status/phase")
             };
@@ -193,6 +200,35 @@ fn builtin_row(kind: &str, o: &Value) -> (Vec<Column>, Vec<Value>) {
                 json!(int(o, "/status/numberAvailable")),
             ],
         ),
+        "Endpoints" => {
+            let mut eps = Vec::new();
+            for subset in o
+                .pointer("/subsets")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let ports: Vec<i64> = subset["ports"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|p| p["port"].as_i64())
+                    .collect();
+                for a in subset["addresses"].as_array().into_iter().flatten() {
+                    let ip = a["ip"].as_str().unwrap_or_default();
+                    if ports.is_empty() {
+                        eps.push(ip.to_string());
+                    }
+                    eps.extend(ports.iter().map(|p| format!("{ip}:{p}")));
+                }
+            }
+            let shown = match eps.len() {
+                0 => "<none>".to_string(),
+                n if n > 3 => format!("{} + {} more...", eps[..3].join(","), n - 3),
+                _ => eps.join(","),
+            };
+            (vec![col("Endpoints", "string")], vec![json!(shown)])
+        }
         "Lease" => (
             vec![col("Holder", "string")],
             vec![json!(s(o, "/spec/holderIdentity"))],

@@ -11,16 +11,11 @@ use kube::api::{
     WatchParams,
 };
 use kube::core::{ApiResource, GroupVersionKind};
-use kube::{Client, Config};
-use mni_apiserver::Server;
+
+mod support;
 use serde_json::json;
 
-async fn start() -> (Server, Client) {
-    let server = Server::builder().start().await.expect("server starts");
-    let config = Config::new(server.url().parse().expect("url"));
-    let client = Client::try_from(config).expect("client");
-    (server, client)
-}
+use support::start;
 
 fn cm(name: &str, labels: serde_json::Value) -> ConfigMap {
     serde_json::from_value(json!({
@@ -462,6 +457,7 @@ async fn errors_are_status_objects() {
     let (server, _client) = start().await;
     let http = |method: &str, path: &str, ct: &str, body: Vec<u8>| {
         let url = format!("{}{path}", server.url());
+        let auth = support::curl_auth(&server);
         let method = method.to_string();
         let ct = ct.to_string();
         async move {
@@ -482,6 +478,7 @@ async fn errors_are_status_objects() {
                         "@-",
                         &url,
                     ])
+                    .args(&auth)
                     .stdin(std::process::Stdio::piped())
                     .stdout(std::process::Stdio::piped())
                     .spawn()

@@ -5,15 +5,11 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Service};
 use k8s_openapi::api::rbac::v1::ClusterRole;
 use kube::api::{Api, DeleteParams, PostParams, PropagationPolicy};
-use kube::{Client, Config};
-use mni_apiserver::Server;
+
+mod support;
 use serde_json::{Value, json};
 
-async fn start() -> (Server, Client) {
-    let server = Server::builder().start().await.expect("server starts");
-    let client = Client::try_from(Config::new(server.url().parse().expect("url"))).expect("client");
-    (server, client)
-}
+use support::start;
 
 fn owned(name: &str, owner: &ConfigMap, block: bool) -> ConfigMap {
     serde_json::from_value(

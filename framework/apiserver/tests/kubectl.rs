@@ -475,3 +475,141 @@ fn older_and_newer_kubectl_releases_work() {
     }
     let _ = &dev;
 }
+
+/// Identities and workloads the way a user meets them: TLS by default, tokens, `auth can-i`,
+/// impersonation, the workload simulator, cascading deletes.
+#[test]
+fn security_and_workloads_through_kubectl() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dev = Dev::up(tmp.path());
+    let kubeconfig = std::fs::read_to_string(tmp.path().join("kubeconfig")).expect("kubeconfig");
+    assert!(kubeconfig.contains("https://") && kubeconfig.contains("certificate-authority-data"));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        for f in [
+            "kubeconfig",
+            "data/pki/ca.key",
+            "data/pki/apiserver.key",
+            "data/pki/admin.token",
+            "data/pki/sa-signing.key",
+        ] {
+            let mode = std::fs::metadata(tmp.path().join(f))
+                .expect(f)
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600, "{f}");
+        }
+    }
+    assert!(dev.ok(&["auth", "whoami"]).contains("system:masters"));
+    dev.ok(&["create", "serviceaccount", "app"]);
+    let token = dev.ok(&["create", "token", "app"]);
+    assert_eq!(token.trim().split('.').count(), 3, "a JWT: {token}");
+    assert_eq!(dev.ok(&["auth", "can-i", "list", "secrets"]).trim(), "yes");
+    let out = dev.kubectl(&[
+        "auth",
+        "can-i",
+        "list",
+        "secrets",
+        "--as=system:serviceaccount:default:app",
+    ]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "no");
+    dev.ok(&[
+        "create",
+        "role",
+        "cm-reader",
+        "--verb=get,list,watch",
+        "--resource=configmaps",
+    ]);
+    dev.ok(&[
+        "create",
+        "rolebinding",
+        "cm-reader",
+        "--role=cm-reader",
+        "--serviceaccount=default:app",
+    ]);
+    assert_eq!(
+        dev.ok(&[
+            "auth",
+            "can-i",
+            "list",
+            "configmaps",
+            "--as=system:serviceaccount:default:app"
+        ])
+        .trim(),
+        "yes"
+    );
+    let out = dev.kubectl(&["get", "secrets", "--as=system:serviceaccount:default:app"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(r#"User "system:serviceaccount:default:app" cannot list resource "secrets" in API group "" in the namespace "default""#),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The token works on its own, with no admin credentials.
+    let out = dev.kubectl(&["--token", token.trim(), "--user", "", "get", "configmaps"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // Workloads become available through the simulator.
+    dev.ok(&[
+        "create",
+        "deployment",
+        "web",
+        "--image=nginx:1.27",
+        "--replicas=2",
+    ]);
+    dev.ok(&[
+        "wait",
+        "--for=condition=Available",
+        "deployment/web",
+        "--timeout=60s",
+    ]);
+    assert!(
+        dev.ok(&["rollout", "status", "deployment/web", "--timeout=60s"])
+            .contains("successfully rolled out")
+    );
+    assert_eq!(
+        dev.ok(&[
+            "get",
+            "pods",
+            "-l",
+            "app=web",
+            "-o",
+            "jsonpath={.items[*].status.phase}"
+        ]),
+        "Running Running"
+    );
+    dev.ok(&["expose", "deployment", "web", "--port=80"]);
+    let ip = dev.ok(&["get", "svc", "web", "-o", "jsonpath={.spec.clusterIP}"]);
+    assert!(ip.starts_with("10."), "{ip}");
+
+    // Cascading deletion: orphan keeps the ReplicaSet, foreground removes everything first.
+    dev.ok(&["delete", "deployment", "web", "--cascade=orphan"]);
+    let rs = dev.ok(&[
+        "get",
+        "rs",
+        "-l",
+        "app=web",
+        "-o",
+        "jsonpath={.items[*].metadata.ownerReferences}",
+    ]);
+    assert!(rs.is_empty(), "orphaned ReplicaSets lose their owner: {rs}");
+    dev.ok(&[
+        "delete",
+        "rs",
+        "-l",
+        "app=web",
+        "--cascade=foreground",
+        "--wait=true",
+        "--timeout=60s",
+    ]);
+    assert!(
+        dev.ok(&["get", "pods", "-l", "app=web", "-o", "name"])
+            .trim()
+            .is_empty()
+    );
+}

@@ -9,15 +9,12 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{
     Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
 };
-use kube::{Client, Config};
 use mni_apiserver::Server;
+
+mod support;
 use serde_json::json;
 
-async fn start(builder: mni_apiserver::ServerBuilder) -> (Server, Client) {
-    let server = builder.start().await.expect("server starts");
-    let client = Client::try_from(Config::new(server.url().parse().expect("url"))).expect("client");
-    (server, client)
-}
+use support::start_with as start;
 
 fn cm(name: &str, v: u32) -> ConfigMap {
     serde_json::from_value(json!({"apiVersion": "v1", "kind": "ConfigMap",
@@ -219,6 +216,7 @@ async fn field_validation_warns_or_rejects_unknown_fields() {
     let body = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"f"},"bogus":1}"#;
     let post = |query: &'static str| {
         let url = format!("{url}{query}");
+        let auth = support::curl_auth(&server);
         tokio::task::spawn_blocking(move || {
             std::process::Command::new("curl")
                 .args([
@@ -235,6 +233,7 @@ async fn field_validation_warns_or_rejects_unknown_fields() {
                     body,
                     &url,
                 ])
+                .args(&auth)
                 .output()
                 .expect("curl")
         })

@@ -33,6 +33,7 @@ ROOTS = [
 ] + [
     ("apiextensions_apiserver/pkg/apis/apiextensions/v1", "CustomResourceDefinition"),
     ("api/authentication/v1", "TokenRequest"), ("api/authentication/v1", "TokenReview"),
+    ("api/authentication/v1", "SelfSubjectReview"),
 ] + [("api/authorization/v1", n) for n in [
     "SelfSubjectAccessReview", "SubjectAccessReview", "LocalSubjectAccessReview", "SelfSubjectRulesReview"]] + [
     ("apimachinery/pkg/apis/meta/v1", "DeleteOptions"),

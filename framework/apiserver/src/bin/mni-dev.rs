@@ -31,21 +31,46 @@ struct UpArgs {
     /// Address to listen on (loopback by default; port 0 picks a free port).
     #[arg(long, default_value = "127.0.0.1:6443")]
     listen: SocketAddr,
-    /// Directory for the durable store.
+    /// Directory for the durable store, the CA and the tokens.
     #[arg(long, default_value = ".mni/dev")]
     data_dir: PathBuf,
     /// Where to write the kubeconfig (default: DATA_DIR/kubeconfig).
     #[arg(long)]
     kubeconfig: Option<PathBuf>,
-    /// Keep everything in memory (nothing survives a restart).
+    /// Keep objects in memory (nothing survives a restart; the CA and tokens still do).
     #[arg(long)]
     in_memory: bool,
+    /// Serve plain HTTP instead of HTTPS. Only allowed on loopback addresses, for testing.
+    #[arg(long)]
+    insecure_http: bool,
+    /// Do not simulate workloads (by default Deployments, StatefulSets and DaemonSets get pods
+    /// that become ready, and Services get Endpoints; see the `simulate.mni.dev/fail`
+    /// annotation to make a workload fail).
+    #[arg(long)]
+    no_simulate: bool,
 }
 
 async fn up(args: UpArgs) -> anyhow::Result<()> {
+    if args.insecure_http && !args.listen.ip().is_loopback() {
+        anyhow::bail!(
+            "--insecure-http is only allowed on loopback addresses, not --listen {}",
+            args.listen
+        );
+    }
     let mut builder = mni_apiserver::Server::builder().with_listen(args.listen);
     if !args.in_memory {
         builder = builder.with_data_dir(&args.data_dir);
+    } else {
+        // Tokens and the CA live in the data directory even when objects do not.
+        builder = builder.with_secrets_dir(&args.data_dir);
+    }
+    if !args.insecure_http {
+        let identity = mni_apiserver::tls::TlsIdentity::load_or_create(
+            &args.data_dir.join("pki"),
+            Some(args.listen.ip()),
+        )
+        .context("setting up TLS")?;
+        builder = builder.with_tls(identity);
     }
     let server = builder
         .start()
@@ -54,21 +79,41 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
     let kubeconfig = args
         .kubeconfig
         .unwrap_or_else(|| args.data_dir.join("kubeconfig"));
-    let token = uuid::Uuid::new_v4().simple().to_string();
-    mni_apiserver::kubeconfig::write(
-        &kubeconfig,
-        &mni_apiserver::kubeconfig::render(&server.url(), &token, "default"),
-    )
-    .with_context(|| format!("writing kubeconfig {}", kubeconfig.display()))?;
+    mni_apiserver::kubeconfig::write(&kubeconfig, &server.kubeconfig())
+        .with_context(|| format!("writing kubeconfig {}", kubeconfig.display()))?;
     println!(
         "mni-dev ready: serving {} (kubeconfig: {})",
         server.url(),
         kubeconfig.display()
     );
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let simulator = if args.no_simulate {
+        None
+    } else {
+        let kubeconfig: kube::config::Kubeconfig =
+            serde_yaml::from_str(&server.kubeconfig()).context("reading our own kubeconfig")?;
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+            .await
+            .context("configuring the simulator's client")?;
+        let client = kube::Client::try_from(config).context("the simulator's client")?;
+        let mut stop = stop_rx.clone();
+        Some(tokio::spawn(async move {
+            let shutdown = async move {
+                let _ = stop.wait_for(|s| *s).await;
+            };
+            if let Err(e) = mni_simulator::Simulator::new(client).run(shutdown).await {
+                tracing::error!(error = %e, "workload simulator stopped");
+            }
+        }))
+    };
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         _ = term.recv() => {}
+    }
+    let _ = stop_tx.send(true);
+    if let Some(sim) = simulator {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), sim).await;
     }
     tracing::info!("shutting down");
     server.shutdown().await;

@@ -25,6 +25,33 @@ pub(crate) static AUTHENTICATION_V1_EXTRA_VALUE: Message = Message {
     fields: &[f(1, "items", Card::Repeated, Ty::Str)],
 };
 
+/// `k8s.io.api.authentication.v1.SelfSubjectReview`.
+pub(crate) static AUTHENTICATION_V1_SELF_SUBJECT_REVIEW: Message = Message {
+    name: "k8s.io.api.authentication.v1.SelfSubjectReview",
+    special: Special::None,
+    fields: &[
+        f(1, "metadata", Card::Single, Ty::Msg(&META_V1_OBJECT_META)),
+        f(
+            2,
+            "status",
+            Card::Single,
+            Ty::Msg(&AUTHENTICATION_V1_SELF_SUBJECT_REVIEW_STATUS),
+        ),
+    ],
+};
+
+/// `k8s.io.api.authentication.v1.SelfSubjectReviewStatus`.
+pub(crate) static AUTHENTICATION_V1_SELF_SUBJECT_REVIEW_STATUS: Message = Message {
+    name: "k8s.io.api.authentication.v1.SelfSubjectReviewStatus",
+    special: Special::None,
+    fields: &[f(
+        1,
+        "userInfo",
+        Card::Single,
+        Ty::Msg(&AUTHENTICATION_V1_USER_INFO),
+    )],
+};
+
 /// `k8s.io.api.authentication.v1.TokenRequest`.
 pub(crate) static AUTHENTICATION_V1_TOKEN_REQUEST: Message = Message {
     name: "k8s.io.api.authentication.v1.TokenRequest",

@@ -93,6 +93,11 @@ pub(crate) static KINDS: &[Kind] = &[
         &AUTHENTICATION_V1_TOKEN_REVIEW,
     ),
     k(
+        "authentication.k8s.io/v1",
+        "SelfSubjectReview",
+        &AUTHENTICATION_V1_SELF_SUBJECT_REVIEW,
+    ),
+    k(
         "authorization.k8s.io/v1",
         "SelfSubjectAccessReview",
         &AUTHORIZATION_V1_SELF_SUBJECT_ACCESS_REVIEW,
