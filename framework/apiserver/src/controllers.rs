@@ -11,7 +11,7 @@ use serde_json::json;
 
 use crate::error::ApiResult;
 use crate::object;
-use crate::request::{FieldValidation, Target};
+use crate::request::Target;
 use crate::rest::WriteOptions;
 use crate::server::Shared;
 
@@ -41,10 +41,7 @@ pub(crate) async fn bootstrap(shared: &Shared) -> ApiResult<()> {
             continue;
         }
         let obj = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
-        let opts = WriteOptions {
-            dry_run: false,
-            validation: FieldValidation::Strict,
-        };
+        let opts = WriteOptions::internal("mni-controller-manager");
         match shared.create(&target, obj, opts).await {
             Ok(_) => {}
             Err(e) if e.code == 409 => {}
@@ -77,10 +74,7 @@ pub(crate) async fn bootstrap(shared: &Shared) -> ApiResult<()> {
             name: None,
             subresource: None,
         };
-        let opts = WriteOptions {
-            dry_run: false,
-            validation: FieldValidation::Ignore,
-        };
+        let opts = WriteOptions::internal("mni-controller-manager");
         match shared.create(&target, obj, opts).await {
             Ok(_) => {}
             Err(e) if e.code == 409 => {}

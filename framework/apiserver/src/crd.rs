@@ -346,6 +346,10 @@ pub(crate) fn resources_of(crd: &Value) -> Vec<ResourceInfo> {
                 storage_version: storage_version.clone(),
                 verbs: crate::registry::STANDARD_VERBS,
                 flavor: Flavor::Custom(Arc::new(CustomInfo {
+                    types: crate::fields::types_from_schema(
+                        schema.as_deref(),
+                        v.pointer("/subresources/status").is_some(),
+                    ),
                     crd_name: name.clone(),
                     schema,
                     raw_schema,

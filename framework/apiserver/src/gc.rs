@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use crate::error::ApiResult;
 use crate::object::{self, meta_str};
 use crate::registry::ResourceInfo;
-use crate::request::{FieldValidation, PatchType, Target};
+use crate::request::{PatchType, Target};
 use crate::rest::{FOREGROUND_FINALIZER, ORPHAN_FINALIZER, WriteOptions};
 use crate::server::Shared;
 
@@ -116,10 +116,7 @@ fn resolve(shared: &Shared, dependent: &Item, owner_ref: &Value) -> Owner {
 async fn patch_meta(shared: &Shared, item: &Item, meta: Value) {
     let mut body = json!({"metadata": meta});
     body["metadata"]["resourceVersion"] = item.obj["metadata"]["resourceVersion"].clone();
-    let opts = WriteOptions {
-        dry_run: false,
-        validation: FieldValidation::Ignore,
-    };
+    let opts = WriteOptions::internal("mni-garbage-collector");
     let bytes = serde_json::to_vec(&body).unwrap_or_default();
     if let Err(e) = shared
         .patch(&item.target(), PatchType::Merge, &bytes, opts)

@@ -28,6 +28,7 @@ mod crd;
 mod defaults;
 mod discovery;
 mod error;
+mod fields;
 mod gc;
 mod https;
 pub mod kubeconfig;

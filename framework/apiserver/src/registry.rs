@@ -64,6 +64,8 @@ pub(crate) struct CustomInfo {
     pub raw_schema: Option<Value>,
     /// Additional printer columns.
     pub columns: Vec<PrinterColumn>,
+    /// List and map types for field management (server-side apply).
+    pub(crate) types: Arc<mni_fieldmanager::TypeInfo>,
     /// `selectableFields` JSON paths usable in field selectors.
     pub selectable_fields: Vec<String>,
 }

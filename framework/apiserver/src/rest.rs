@@ -39,21 +39,40 @@ impl Reply {
 }
 
 /// Options common to writes.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct WriteOptions {
     /// `dryRun=All`.
     pub dry_run: bool,
     /// `fieldValidation`.
     pub validation: FieldValidation,
+    /// The field manager recorded in `managedFields`.
+    pub manager: String,
+    /// `force=true` (server-side apply only).
+    pub force: bool,
 }
 
 impl WriteOptions {
-    /// Reads the options from the query.
-    pub(crate) fn from_query(q: &Query) -> ApiResult<Self> {
+    /// Reads the options from the query and headers of a client request.
+    pub(crate) fn from_request(q: &Query, headers: &http::HeaderMap) -> ApiResult<Self> {
+        let user_agent = headers
+            .get(http::header::USER_AGENT)
+            .and_then(|v| v.to_str().ok());
         Ok(WriteOptions {
             dry_run: q.dry_run()?,
             validation: q.field_validation()?,
+            manager: crate::fields::manager(q.get("fieldManager"), user_agent)?,
+            force: q.flag("force"),
         })
+    }
+
+    /// Options for the server's own writes (controllers), recorded under `manager`.
+    pub(crate) fn internal(manager: &str) -> Self {
+        WriteOptions {
+            dry_run: false,
+            validation: FieldValidation::Ignore,
+            manager: manager.to_string(),
+            force: false,
+        }
     }
 }
 
@@ -178,8 +197,19 @@ impl Shared {
     pub(crate) async fn create(
         &self,
         target: &Target,
-        mut obj: Value,
+        obj: Value,
         opts: WriteOptions,
+    ) -> ApiResult<Reply> {
+        self.create_object(target, obj, &opts, false).await
+    }
+
+    /// POST, or the create half of an apply (`applied`: managedFields are already set).
+    async fn create_object(
+        &self,
+        target: &Target,
+        mut obj: Value,
+        opts: &WriteOptions,
+        applied: bool,
     ) -> ApiResult<Reply> {
         let info = &target.info;
         if target.name.is_some() {
@@ -228,6 +258,9 @@ impl Shared {
         }
         if is_service(info) {
             self.allocate_cluster_ip(&mut obj)?;
+        }
+        if !applied {
+            crate::fields::track_update(info, None, &mut obj, &opts.manager, None);
         }
         let name = object::name(&obj).to_string();
         if opts.dry_run {
@@ -367,6 +400,9 @@ impl Shared {
         body: &[u8],
         opts: WriteOptions,
     ) -> ApiResult<Reply> {
+        if kind == PatchType::Apply {
+            return self.apply(target, body, opts).await;
+        }
         let info = target.info.clone();
         let doc = patch::Patch::parse(kind, body, info.custom().is_some())?;
         let is_scale = target.subresource.as_deref() == Some("scale");
@@ -389,6 +425,85 @@ impl Shared {
         .await
     }
 
+    /// Server-side apply (`application/apply-patch+yaml`): creates the object when missing.
+    async fn apply(&self, target: &Target, body: &[u8], opts: WriteOptions) -> ApiResult<Reply> {
+        let info = &target.info;
+        if !body.is_empty() && opts.manager.is_empty() {
+            return Err(ApiError::bad_request(
+                "fieldManager is required for apply patch",
+            ));
+        }
+        let mut applied: Value = serde_yaml::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+        check_type(info, &applied)?;
+        let name = target.name.as_deref().unwrap_or_default();
+        match meta_str(&applied, "name") {
+            None | Some("") => {
+                meta_mut(&mut applied).insert("name".into(), Value::String(name.into()));
+            }
+            Some(n) if n != name => {
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({n}) does not match the name on the URL ({name})"
+                )));
+            }
+            Some(_) => {}
+        }
+        let sub = target.subresource.as_deref();
+        if matches!(sub, Some("scale")) {
+            return Err(ApiError::unsupported_media_type(
+                "application/apply-patch+yaml",
+                &[
+                    "application/json-patch+json",
+                    "application/merge-patch+json",
+                ],
+            ));
+        }
+        if self
+            .store
+            .get(&info.key(target.namespace.as_deref(), name))
+            .is_none()
+        {
+            if sub.is_some() {
+                return Err(ApiError::not_found(info.group_resource(), name));
+            }
+            let mut created =
+                crate::fields::apply(info, None, &applied, &opts.manager, opts.force, None)?;
+            bind_namespace(target, &mut created)?;
+            let collection = Target {
+                name: None,
+                ..target.clone()
+            };
+            return match self.create_object(&collection, created, &opts, true).await {
+                // Lost a race with another creator: apply to what is there now.
+                Err(e) if e.code == 409 && e.reason == "AlreadyExists" => {
+                    self.modify_object(target, &opts, true, |current| {
+                        crate::fields::apply(
+                            info,
+                            Some(current),
+                            &applied,
+                            &opts.manager,
+                            opts.force,
+                            sub,
+                        )
+                    })
+                    .await
+                }
+                other => other.map(|r| Reply { code: 201, ..r }),
+            };
+        }
+        self.modify_object(target, &opts, true, |current| {
+            crate::fields::apply(
+                info,
+                Some(current),
+                &applied,
+                &opts.manager,
+                opts.force,
+                sub,
+            )
+        })
+        .await
+    }
+
     /// The read-modify-write loop behind PUT and PATCH; the `scale` subresource answers with
     /// the `Scale` view of the written object.
     async fn modify(
@@ -397,17 +512,26 @@ impl Shared {
         opts: WriteOptions,
         change: impl Fn(&Value) -> ApiResult<Value>,
     ) -> ApiResult<Reply> {
-        let mut reply = self.modify_object(target, opts, change).await?;
+        if opts.force {
+            return Err(ApiError::new(
+                422,
+                "Invalid",
+                "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not be specified for non-apply patch",
+            ));
+        }
+        let mut reply = self.modify_object(target, &opts, false, change).await?;
         if target.subresource.as_deref() == Some("scale") {
             reply.body = scale::to_scale(&target.info, &reply.body)?;
         }
         Ok(reply)
     }
 
+    /// `applied`: the change is a server-side apply, which sets managedFields itself.
     async fn modify_object(
         &self,
         target: &Target,
-        opts: WriteOptions,
+        opts: &WriteOptions,
+        applied: bool,
         change: impl Fn(&Value) -> ApiResult<Value>,
     ) -> ApiResult<Reply> {
         let info = &target.info;
@@ -423,6 +547,15 @@ impl Shared {
             let warnings = admit(info, &mut next, opts.validation)?;
             if crd::is_crd(info) {
                 crd::prepare(self, &mut next, Some(&current))?;
+            }
+            if !applied {
+                crate::fields::track_update(
+                    info,
+                    Some(&current),
+                    &mut next,
+                    &opts.manager,
+                    target.subresource.as_deref(),
+                );
             }
             let deleting = meta_str(&next, "deletionTimestamp").is_some();
             if deleting && object::finalizers(&next).is_empty() {

@@ -523,19 +523,24 @@ async fn handle(shared: Arc<Shared>, req: Request) -> ApiResult<Response> {
         (Method::POST, false) => {
             let obj = request::decode_body(&headers, &body)?;
             shared
-                .create(&target, obj, WriteOptions::from_query(&query)?)
+                .create(&target, obj, WriteOptions::from_request(&query, &headers)?)
                 .await?
         }
         (Method::PUT, true) => {
             let obj = request::decode_body(&headers, &body)?;
             shared
-                .update(&target, obj, WriteOptions::from_query(&query)?)
+                .update(&target, obj, WriteOptions::from_request(&query, &headers)?)
                 .await?
         }
         (Method::PATCH, true) => {
             let kind = request::patch_type(&headers)?;
             shared
-                .patch(&target, kind, &body, WriteOptions::from_query(&query)?)
+                .patch(
+                    &target,
+                    kind,
+                    &body,
+                    WriteOptions::from_request(&query, &headers)?,
+                )
                 .await?
         }
         (Method::DELETE, true) => {
