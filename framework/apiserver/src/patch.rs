@@ -68,13 +68,32 @@ impl Patch {
     pub(crate) fn apply(&self, doc: &Value) -> ApiResult<Value> {
         let mut out = doc.clone();
         match self {
-            Patch::Json(ops) => json_patch::patch(&mut out, ops)
+            Patch::Json(ops) => json_patch::patch(&mut out, &null_tests_of_missing_paths(ops, doc))
                 .map_err(|e| ApiError::new(422, "Invalid", e.to_string()))?,
             Patch::Merge(p) => json_patch::merge(&mut out, p),
             Patch::Strategic(p) => strategic_merge(&mut out, p, ""),
         }
         Ok(out)
     }
+}
+
+/// Drops `test` operations that expect `null` at a path that does not exist: kube-apiserver's
+/// JSON patch treats a missing value as null there (kube-rs's finalizer helper relies on it).
+fn null_tests_of_missing_paths(ops: &json_patch::Patch, doc: &Value) -> json_patch::Patch {
+    let Ok(Value::Array(list)) = serde_json::to_value(ops) else {
+        return ops.clone();
+    };
+    let kept: Vec<Value> = list
+        .into_iter()
+        .filter(|op| {
+            !(op["op"] == "test"
+                && op["value"].is_null()
+                && op["path"]
+                    .as_str()
+                    .is_some_and(|p| doc.pointer(p).is_none()))
+        })
+        .collect();
+    serde_json::from_value(Value::Array(kept)).unwrap_or_else(|_| ops.clone())
 }
 
 /// The merge key of a list field in built-in kinds, by field name (and parent for `ports`).
@@ -241,6 +260,21 @@ mod tests {
             Patch::Json(failing).apply(&doc).expect_err("test op").code,
             422
         );
+    }
+
+    #[test]
+    fn testing_null_at_a_missing_path_succeeds() {
+        let ops: json_patch::Patch = serde_json::from_value(json!([
+            {"op": "test", "path": "/metadata/finalizers", "value": null},
+            {"op": "add", "path": "/metadata/finalizers", "value": ["f"]}
+        ]))
+        .expect("ops");
+        let out = Patch::Json(ops.clone())
+            .apply(&json!({"metadata": {}}))
+            .expect("apply");
+        assert_eq!(out["metadata"]["finalizers"], json!(["f"]));
+        let err = Patch::Json(ops).apply(&json!({"metadata": {"finalizers": ["g"]}}));
+        assert_eq!(err.expect_err("not null").code, 422);
     }
 
     #[test]

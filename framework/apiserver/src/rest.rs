@@ -49,6 +49,8 @@ pub(crate) struct WriteOptions {
     pub manager: String,
     /// `force=true` (server-side apply only).
     pub force: bool,
+    /// Whether the client named its field manager (server-side apply requires it).
+    pub manager_given: bool,
 }
 
 impl WriteOptions {
@@ -62,6 +64,7 @@ impl WriteOptions {
             validation: q.field_validation()?,
             manager: crate::fields::manager(q.get("fieldManager"), user_agent)?,
             force: q.flag("force"),
+            manager_given: q.get("fieldManager").is_some(),
         })
     }
 
@@ -72,6 +75,7 @@ impl WriteOptions {
             validation: FieldValidation::Ignore,
             manager: manager.to_string(),
             force: false,
+            manager_given: true,
         }
     }
 }
@@ -428,9 +432,16 @@ impl Shared {
     /// Server-side apply (`application/apply-patch+yaml`): creates the object when missing.
     async fn apply(&self, target: &Target, body: &[u8], opts: WriteOptions) -> ApiResult<Reply> {
         let info = &target.info;
-        if !body.is_empty() && opts.manager.is_empty() {
-            return Err(ApiError::bad_request(
-                "fieldManager is required for apply patch",
+        if !opts.manager_given {
+            // kube-apiserver's ValidatePatchOptions.
+            return Err(ApiError::invalid(
+                "PatchOptions",
+                "meta.k8s.io",
+                "",
+                &[mni_apimachinery::FieldError::required(
+                    "fieldManager",
+                    "is required for apply patch",
+                )],
             ));
         }
         let mut applied: Value = serde_yaml::from_slice(body)

@@ -613,3 +613,58 @@ fn security_and_workloads_through_kubectl() {
             .is_empty()
     );
 }
+
+#[test]
+fn server_side_apply_conflicts_and_forcing_through_kubectl() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dev = Dev::up(tmp.path());
+    let cm = |v: &str| {
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\ndata:\n  a: \"{v}\"\n")
+    };
+    let out = dev.kubectl_stdin(&["apply", "--server-side", "-f", "-"], Some(&cm("1")));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("serverside-applied"));
+    let out = dev.kubectl_stdin(
+        &["apply", "--server-side", "--field-manager=other", "-f", "-"],
+        Some(&cm("2")),
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(r#"Apply failed with 1 conflict: conflict with "kubectl": .data.a"#),
+        "{err}"
+    );
+    let out = dev.kubectl_stdin(
+        &[
+            "apply",
+            "--server-side",
+            "--field-manager=other",
+            "--force-conflicts",
+            "-f",
+            "-",
+        ],
+        Some(&cm("2")),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        dev.ok(&["get", "cm", "ssa", "-o", "jsonpath={.data.a}"]),
+        "2"
+    );
+    let managers = dev.ok(&[
+        "get",
+        "cm",
+        "ssa",
+        "--show-managed-fields",
+        "-o",
+        "jsonpath={.metadata.managedFields[*].manager}",
+    ]);
+    assert!(managers.contains("other"), "{managers}");
+}
