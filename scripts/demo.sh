@@ -19,3 +19,7 @@ kubectl wait --for=condition=Established crd/crontabs.stable.example.com --timeo
 kubectl apply -f book/src/examples/crontab.yaml
 kubectl get crontabs
 kubectl delete -f book/src/examples/crontab.yaml
+kubectl create deployment demo-web --image=nginx:1.27 --replicas=2
+kubectl rollout status deployment/demo-web --timeout=60s
+kubectl get deployments,pods
+kubectl delete deployment demo-web

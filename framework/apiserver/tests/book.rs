@@ -11,7 +11,12 @@ fn control_plane_chapter_commands_run() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let examples = tmp.path().join("examples");
     std::fs::create_dir_all(&examples).expect("mkdir");
-    for f in ["crontab-crd.yaml", "crontab.yaml"] {
+    for f in [
+        "crontab-crd.yaml",
+        "crontab.yaml",
+        "settings.yaml",
+        "settings-ops.yaml",
+    ] {
         std::fs::copy(root.join("book/src/examples").join(f), examples.join(f))
             .expect("copy example");
     }
@@ -36,7 +41,10 @@ fn control_plane_chapter_commands_run() {
         }
     }
     script.push_str("kill %1\nwait\n");
-    assert!(commands >= 8, "the chapter shows its commands ({commands})");
+    assert!(
+        commands >= 25,
+        "the chapter shows its commands ({commands})"
+    );
     let bin_dir = Path::new(env!("CARGO_BIN_EXE_mni-dev"))
         .parent()
         .expect("bin dir");
@@ -66,4 +74,19 @@ fn control_plane_chapter_commands_run() {
     );
     assert!(stderr.contains("less than or equal to 10"), "{stderr}");
     assert!(stdout.contains("cronSpec"), "explain output: {stdout}");
+    assert!(stdout.contains("system:masters"), "whoami: {stdout}");
+    assert!(stdout.contains("successfully rolled out"), "{stdout}");
+    assert!(
+        stderr.contains(
+            r#"cannot list resource "secrets" in API group "" in the namespace "default""#
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(r#"conflict with "kubectl": .data.mode"#),
+        "{stderr}"
+    );
+    assert!(stdout.contains("condition met"), "{stdout}");
+    let token = std::fs::read_to_string(tmp.path().join("app.token")).expect("token written");
+    assert_eq!(token.trim().split('.').count(), 3, "a JWT");
 }
