@@ -668,3 +668,47 @@ fn server_side_apply_conflicts_and_forcing_through_kubectl() {
     ]);
     assert!(managers.contains("other"), "{managers}");
 }
+
+#[test]
+fn sigterm_shuts_down_cleanly_and_keeps_every_write() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut dev = Dev::up(tmp.path());
+    for i in 0..5 {
+        let yaml = format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: t{i}\n  namespace: default\n"
+        );
+        assert!(
+            dev.kubectl_stdin(&["create", "-f", "-"], Some(&yaml))
+                .status
+                .success()
+        );
+    }
+    let pid = dev.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("kill")
+            .success()
+    );
+    let status = dev.child.wait().expect("exits");
+    assert!(status.success(), "clean exit on SIGTERM: {status:?}");
+    drop(dev);
+    let dev = Dev::up(tmp.path());
+    let names = dev.ok(&[
+        "get",
+        "cm",
+        "-n",
+        "default",
+        "-o",
+        "jsonpath={.items[*].metadata.name}",
+    ]);
+    assert_eq!(
+        names
+            .split_whitespace()
+            .filter(|n| n.starts_with('t'))
+            .count(),
+        5,
+        "{names}"
+    );
+}

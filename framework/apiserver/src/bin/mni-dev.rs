@@ -81,11 +81,12 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         .unwrap_or_else(|| args.data_dir.join("kubeconfig"));
     mni_apiserver::kubeconfig::write(&kubeconfig, &server.kubeconfig())
         .with_context(|| format!("writing kubeconfig {}", kubeconfig.display()))?;
-    println!(
+    // The readiness line; a reader that went away (`| head -1`) must not take us down.
+    say(&format!(
         "mni-dev ready: serving {} (kubeconfig: {})",
         server.url(),
         kubeconfig.display()
-    );
+    ));
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let simulator = if args.no_simulate {
         None
@@ -117,8 +118,16 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
     }
     tracing::info!("shutting down");
     server.shutdown().await;
-    println!("mni-dev stopped");
+    say("mni-dev stopped");
     Ok(())
+}
+
+/// Prints a line to stdout, ignoring a closed pipe.
+fn say(line: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
 }
 
 #[tokio::main]
