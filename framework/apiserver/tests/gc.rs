@@ -286,3 +286,70 @@ async fn services_get_a_cluster_ip_that_stays() {
     assert_eq!(updated.spec.and_then(|s| s.cluster_ip), Some(ip));
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn deletion_preconditions_and_finalizer_rules() {
+    let (server, client) = start().await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    let cm = api
+        .create(
+            &PostParams::default(),
+            &plain("pre", json!(["example.com/a"])),
+        )
+        .await
+        .expect("create");
+    let wrong_uid = DeleteParams {
+        preconditions: Some(kube::api::Preconditions {
+            uid: Some("nope".into()),
+            resource_version: None,
+        }),
+        ..Default::default()
+    };
+    match api.delete("pre", &wrong_uid).await {
+        Err(kube::Error::Api(s)) => {
+            assert_eq!(s.code, 409);
+            assert!(
+                s.message
+                    .contains("Precondition failed: UID in precondition: nope"),
+                "{}",
+                s.message
+            );
+        }
+        other => panic!("expected 409, got {other:?}"),
+    }
+    let right = DeleteParams {
+        preconditions: Some(kube::api::Preconditions {
+            uid: cm.metadata.uid.clone(),
+            resource_version: cm.metadata.resource_version.clone(),
+        }),
+        ..Default::default()
+    };
+    api.delete("pre", &right)
+        .await
+        .expect("delete with matching preconditions");
+    // Once deletion started, finalizers can be removed but not added.
+    let add = kube::api::Patch::Merge(
+        json!({"metadata": {"finalizers": ["example.com/a", "example.com/b"]}}),
+    );
+    match api.patch("pre", &Default::default(), &add).await {
+        Err(kube::Error::Api(s)) => {
+            assert_eq!(s.code, 422);
+            assert!(
+                s.message
+                    .contains("no new finalizers can be added if the object is being deleted"),
+                "{}",
+                s.message
+            );
+        }
+        other => panic!("expected 422, got {other:?}"),
+    }
+    api.patch(
+        "pre",
+        &Default::default(),
+        &kube::api::Patch::Merge(json!({"metadata": {"finalizers": []}})),
+    )
+    .await
+    .expect("release");
+    assert!(api.get_opt("pre").await.expect("get").is_none());
+    server.shutdown().await;
+}

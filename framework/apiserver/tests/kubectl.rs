@@ -712,3 +712,69 @@ fn sigterm_shuts_down_cleanly_and_keeps_every_write() {
         "{names}"
     );
 }
+
+/// Client-side `kubectl apply`, `set image` and `rollout restart` send strategic merge patches.
+#[test]
+fn strategic_merge_patches_from_kubectl() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dev = Dev::up(tmp.path());
+    let deploy = |image: &str, replicas: u32| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: smp\n  namespace: default\nspec:\n  replicas: {replicas}\n  selector:\n    matchLabels: {{app: smp}}\n  template:\n    metadata:\n      labels: {{app: smp}}\n    spec:\n      containers:\n      - name: main\n        image: {image}\n        env: [{{name: A, value: '1'}}]\n      - name: sidecar\n        image: busybox:1.36\n"
+        )
+    };
+    assert!(dev.apply(&deploy("nginx:1.26", 1)).contains("created"));
+    assert!(dev.apply(&deploy("nginx:1.27", 2)).contains("configured"));
+    let images = dev.ok(&[
+        "get",
+        "deploy",
+        "smp",
+        "-o",
+        "jsonpath={.spec.template.spec.containers[*].image}",
+    ]);
+    assert_eq!(images, "nginx:1.27 busybox:1.36");
+    dev.ok(&["set", "image", "deployment/smp", "sidecar=busybox:1.37"]);
+    let images = dev.ok(&[
+        "get",
+        "deploy",
+        "smp",
+        "-o",
+        "jsonpath={.spec.template.spec.containers[*].image}",
+    ]);
+    assert_eq!(
+        images, "nginx:1.27 busybox:1.37",
+        "merged by container name"
+    );
+    assert_eq!(
+        dev.ok(&[
+            "get",
+            "deploy",
+            "smp",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[0].env[0].value}"
+        ]),
+        "1"
+    );
+    dev.ok(&["rollout", "restart", "deployment/smp"]);
+    let restarted = dev.ok(&[
+        "get",
+        "deploy",
+        "smp",
+        "-o",
+        "jsonpath={.spec.template.metadata.annotations}",
+    ]);
+    assert!(
+        restarted.contains("kubectl.kubernetes.io/restartedAt"),
+        "{restarted}"
+    );
+    assert_eq!(
+        dev.ok(&[
+            "get",
+            "deploy",
+            "smp",
+            "-o",
+            "jsonpath={.metadata.generation}"
+        ]),
+        "4"
+    );
+}
