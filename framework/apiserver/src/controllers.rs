@@ -2,7 +2,7 @@
 //!
 //! The system namespaces exist at start-up; a namespace being deleted has its contents deleted
 //! (each object honouring its own finalizers) before it goes away; and the garbage collector
-//! (`gc`) runs after every deletion and once a second.
+//! (`gc`) runs after every deletion and sweeps everything every ten seconds.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -145,16 +145,23 @@ async fn finalize_namespaces(shared: &Shared) -> ApiResult<()> {
 /// Runs the namespace finalizer: on every deletion kick, and every second as a safety net.
 pub(crate) async fn run(shared: Arc<Shared>) {
     let mut stop = shared.shutdown_signal();
+    let mut ticks: u64 = 0;
     loop {
-        tokio::select! {
+        // A deletion kicks both loops at once; otherwise the namespace finalizer (cheap: it
+        // looks at namespaces only) runs every second and a full garbage-collection sweep,
+        // which reads every object, every ten seconds.
+        let kicked = tokio::select! {
             _ = stop.changed() => return,
-            () = shared.wait_for_kick() => {}
-            () = tokio::time::sleep(Duration::from_secs(1)) => {}
-        }
+            () = shared.wait_for_kick() => true,
+            () = tokio::time::sleep(Duration::from_secs(1)) => false,
+        };
+        ticks += 1;
         if let Err(e) = finalize_namespaces(&shared).await {
             tracing::warn!(error = %e, "namespace finalizer");
         }
-        if let Err(e) = crate::gc::collect(&shared).await {
+        if (kicked || ticks.is_multiple_of(10))
+            && let Err(e) = crate::gc::collect(&shared).await
+        {
             tracing::warn!(error = %e, "garbage collector");
         }
     }

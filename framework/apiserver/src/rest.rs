@@ -294,6 +294,10 @@ impl Shared {
                 other => other.into(),
             })?;
         self.after_write(info);
+        if stored.pointer("/metadata/ownerReferences").is_some() {
+            // The owner may already be gone: let the garbage collector look now.
+            self.kick_controllers();
+        }
         let created = object::to_served(info, object::from_stored(&kv)?);
         if crd::is_crd(info) {
             crd::register(self, &created)?;
