@@ -601,3 +601,71 @@ async fn crd_versions_and_scale_subresource() {
     assert_eq!(v1.get("p").await.expect("get").data["spec"]["replicas"], 5);
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn deletecollection_and_metadata_watches() {
+    let (server, client) = start().await;
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    for (name, tier) in [("k1", "keep"), ("d1", "drop"), ("d2", "drop")] {
+        api.create(&PostParams::default(), &cm(name, json!({"tier": tier})))
+            .await
+            .expect("create");
+    }
+    let rv = api
+        .list(&ListParams::default())
+        .await
+        .expect("list")
+        .metadata
+        .resource_version
+        .expect("rv");
+    // kube-rs's metadata watcher (Controller::owns uses it) sees PartialObjectMetadata events.
+    let stream = api
+        .watch_metadata(&WatchParams::default().timeout(5), &rv)
+        .await
+        .expect("watch metadata");
+    let deleted = api
+        .delete_collection(
+            &DeleteParams::default(),
+            &ListParams::default().labels("tier=drop"),
+        )
+        .await
+        .expect("deletecollection");
+    let names: Vec<String> = deleted
+        .left()
+        .expect("a list")
+        .items
+        .into_iter()
+        .filter_map(|c| c.metadata.name)
+        .collect();
+    assert_eq!(names, vec!["d1".to_string(), "d2".to_string()]);
+    let left: Vec<String> = api
+        .list(&ListParams::default())
+        .await
+        .expect("list")
+        .items
+        .into_iter()
+        .filter_map(|c| c.metadata.name)
+        .collect();
+    assert_eq!(left, vec!["k1".to_string()]);
+    let events: Vec<_> = stream.take(2).try_collect().await.expect("events");
+    for e in &events {
+        match e {
+            WatchEvent::Deleted(m) => {
+                assert!(
+                    m.metadata
+                        .name
+                        .as_deref()
+                        .is_some_and(|n| n.starts_with('d'))
+                );
+                assert!(
+                    m.metadata
+                        .labels
+                        .as_ref()
+                        .is_some_and(|l| l["tier"] == "drop")
+                );
+            }
+            other => panic!("expected DELETED metadata events, got {other:?}"),
+        }
+    }
+    server.shutdown().await;
+}
