@@ -1,0 +1,253 @@
+//! The command line, as `clap` derive structs.
+//!
+//! Start with [`Cli`]: the global flags ([`GlobalArgs`]) and one [`Command`] per subcommand. The
+//! structs only describe the surface; [`crate::run`] acts on them. [`GlobalArgs`] and the
+//! subcommand argument structs can be flattened into other binaries. Scaffolding flags are turned
+//! into plugin flags by [`InitArgs::to_flags`], [`CreateApiArgs::to_flags`] and friends, in
+//! `--name=value` form, which Kubebuilder's pflag-based external plugins, `mni-plugin`'s
+//! `FlagValues::parse_args` and Python's `argparse` all read.
+
+use std::path::PathBuf;
+
+use clap::{ArgAction, Args, Parser, Subcommand};
+use mni_plugin::{FlagValue, FlagValues};
+
+/// `mni-scaffold`: scaffold mNi service operators with a chain of plugins.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "mni-scaffold", version, about, long_about = None)]
+pub struct Cli {
+    /// Flags every subcommand accepts.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags every subcommand accepts.
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// The plugin chain, comma-separated keys or short names (overrides the PROJECT layout).
+    #[arg(long, global = true, value_name = "KEY[,KEY…]")]
+    pub plugins: Option<String>,
+    /// Print the plan and a unified diff; write nothing.
+    #[arg(long, global = true)]
+    pub dry_run: bool,
+    /// Overwrite files that already exist (files the user owns are still skipped).
+    #[arg(long, global = true)]
+    pub force: bool,
+    /// Run as if started in DIR.
+    #[arg(short = 'C', global = true, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Seconds an external plugin may run before it is killed.
+    #[arg(long, global = true, value_name = "SECS", default_value_t = 60)]
+    pub plugin_timeout: u64,
+}
+
+/// The subcommands.
+#[derive(Debug, Clone, Subcommand)]
+pub enum Command {
+    /// Create a project: PROJECT and the files of each plugin in the chain.
+    Init(InitArgs),
+    /// Add something new to the project.
+    #[command(subcommand)]
+    New(NewCommand),
+    /// Add an API to the project.
+    #[command(subcommand)]
+    Create(CreateCommand),
+    /// Change project-wide settings.
+    Edit,
+    /// List and describe the available plugins.
+    #[command(subcommand)]
+    Plugins(PluginsCommand),
+    /// Print a shell completion script.
+    Completion {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+/// `new …`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum NewCommand {
+    /// Scaffold a service operator (creates the project first when there is none).
+    Service(NewServiceArgs),
+}
+
+/// `create …`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum CreateCommand {
+    /// Scaffold a resource kind and, optionally, its controller.
+    Api(CreateApiArgs),
+}
+
+/// `plugins …`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum PluginsCommand {
+    /// List built-in and external plugins.
+    List,
+    /// Show a plugin's description, subcommands and flags.
+    Describe {
+        /// The plugin key or a short name, e.g. `base` or `base.mni.dev/v1`.
+        key: String,
+    },
+}
+
+/// `init` flags.
+#[derive(Debug, Clone, Default, Args)]
+pub struct InitArgs {
+    /// The domain API groups live under (default: my.domain, or the PROJECT's).
+    #[arg(long, value_name = "D")]
+    pub domain: Option<String>,
+    /// The project name (default: the directory name, or the PROJECT's).
+    #[arg(long, value_name = "N")]
+    pub project_name: Option<String>,
+    /// The copyright owner.
+    #[arg(long, value_name = "O")]
+    pub owner: Option<String>,
+    /// The license: apache2, mit or none.
+    #[arg(long, value_name = "L")]
+    pub license: Option<String>,
+}
+
+impl InitArgs {
+    /// The plugin flags, given the effective domain and project name.
+    #[must_use]
+    pub fn to_flags(&self, domain: &str, project_name: &str) -> Vec<(String, FlagValue)> {
+        let mut flags = vec![
+            string("domain", domain),
+            string("project-name", project_name),
+        ];
+        flags.extend(self.owner.as_deref().map(|o| string("owner", o)));
+        flags.extend(self.license.as_deref().map(|l| string("license", l)));
+        flags
+    }
+}
+
+/// `new service` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct NewServiceArgs {
+    /// The service name, a DNS-1123 label starting with a letter (e.g. `billing`).
+    #[arg(value_name = "NAME")]
+    pub name: String,
+}
+
+impl NewServiceArgs {
+    /// The plugin flags.
+    #[must_use]
+    pub fn to_flags(&self) -> Vec<(String, FlagValue)> {
+        vec![string("name", &self.name)]
+    }
+}
+
+/// `create api` flags.
+#[derive(Debug, Clone, Args)]
+pub struct CreateApiArgs {
+    /// The API group without the domain, a DNS-1123 subdomain (e.g. `compute`).
+    #[arg(long, value_name = "G")]
+    pub group: String,
+    /// The API version (e.g. `v1`, `v1alpha1`).
+    #[arg(long, value_name = "V")]
+    pub version: String,
+    /// The kind, PascalCase (e.g. `VirtualMachine`).
+    #[arg(long, value_name = "K")]
+    pub kind: String,
+    /// Whether the kind is namespaced.
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = ArgAction::Set)]
+    pub namespaced: bool,
+    /// Scaffold the API types.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
+          default_value_t = true, default_missing_value = "true", action = ArgAction::Set)]
+    pub resource: bool,
+    /// Scaffold a controller.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
+          default_value_t = true, default_missing_value = "true", action = ArgAction::Set)]
+    pub controller: bool,
+}
+
+impl CreateApiArgs {
+    /// The plugin flags.
+    #[must_use]
+    pub fn to_flags(&self) -> Vec<(String, FlagValue)> {
+        vec![
+            string("group", &self.group),
+            string("version", &self.version),
+            string("kind", &self.kind),
+            ("namespaced".to_owned(), FlagValue::Bool(self.namespaced)),
+            ("resource".to_owned(), FlagValue::Bool(self.resource)),
+            ("controller".to_owned(), FlagValue::Bool(self.controller)),
+        ]
+    }
+}
+
+fn string(name: &str, value: &str) -> (String, FlagValue) {
+    (name.to_owned(), FlagValue::String(value.to_owned()))
+}
+
+/// The parsed values, for in-process plugins.
+#[must_use]
+pub fn flag_values(flags: &[(String, FlagValue)]) -> FlagValues {
+    let mut values = FlagValues::new();
+    for (name, value) in flags {
+        values.set(name, value.clone());
+    }
+    values
+}
+
+/// The same flags as `--name=value` arguments, for external plugins.
+#[must_use]
+pub fn flag_args(flags: &[(String, FlagValue)]) -> Vec<String> {
+    flags
+        .iter()
+        .map(|(name, value)| format!("--{name}={value}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn parses_bool_forms() {
+        let cli = Cli::try_parse_from([
+            "mni-scaffold",
+            "create",
+            "api",
+            "--group=compute",
+            "--version",
+            "v1",
+            "--kind",
+            "Vm",
+            "--namespaced",
+            "false",
+            "--resource",
+            "--controller=false",
+        ])
+        .unwrap();
+        let Command::Create(CreateCommand::Api(api)) = cli.command else {
+            panic!("not create api");
+        };
+        assert!(!api.namespaced && api.resource && !api.controller);
+        assert_eq!(
+            flag_args(&api.to_flags()),
+            [
+                "--group=compute",
+                "--version=v1",
+                "--kind=Vm",
+                "--namespaced=false",
+                "--resource=true",
+                "--controller=false"
+            ]
+        );
+        assert!(
+            Cli::try_parse_from(["mni-scaffold", "create", "api", "--resource=maybe"]).is_err()
+        );
+    }
+}

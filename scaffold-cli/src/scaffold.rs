@@ -1,0 +1,409 @@
+//! The scaffolding flow shared by `init`, `new service`, `create api` and `edit`.
+//!
+//! Start with [`scaffold`]. It reads `PROJECT` (a malformed one is bad input naming line and
+//! field), checks the user's input, resolves the plugin chain (`--plugins`, else the PROJECT
+//! `layout`, else the built-in default), loads the project into a Universe, runs every plugin
+//! of the chain that implements the subcommand (validation of all in-process plugins first,
+//! then each plugin in order; external plugins as processes), records the result in the
+//! config, renders `PROJECT` into the same Universe, validates, and commits atomically — or,
+//! with `--dry-run`, prints the plan and a diff. Any error leaves the disk as it was: a
+//! directory created for a new project is removed again.
+//!
+//! `new service` in a directory without `PROJECT` first runs `init` (with defaults) in the same
+//! Universe, so the project and the service land in one commit.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use mni_machinery::{Action, CommitError, LoadError, PlanError, ValidationError};
+use mni_plugin::names::{self, NameError};
+use mni_plugin::{
+    Context, FlagValue, IfExists, PROJECT_FILE, PluginError, PluginKey, ProjectConfig,
+    ProjectError, ResolveError, Resource, ResourceApi, Subcommand, subcommand,
+};
+
+use crate::cli::{self, CreateApiArgs, GlobalArgs, InitArgs, NewServiceArgs};
+use crate::external::{ExternalError, Runner};
+use crate::registry::{PluginRef, Registry};
+
+/// Why a scaffold failed. [`ScaffoldError::exit_code`] is 2 for bad input, 1 otherwise; in
+/// both cases nothing was written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ScaffoldError {
+    /// PROJECT does not parse or is of another version.
+    #[error("{}: {source}", .dir.display())]
+    Project {
+        /// The project directory.
+        dir: PathBuf,
+        /// The parse error, naming line and field.
+        #[source]
+        source: ProjectError,
+    },
+    /// The subcommand needs a project and there is none.
+    #[error("no {PROJECT_FILE} file in {}: run `mni-scaffold init` first (or pass -C DIR)", .0.display())]
+    NoProject(PathBuf),
+    /// An argument breaks a naming rule.
+    #[error(transparent)]
+    Name(#[from] NameError),
+    /// `create api` for a kind the project already has.
+    #[error(
+        "--kind: resource {0} already exists in {PROJECT_FILE}; choose another --group, --version or --kind"
+    )]
+    ResourceExists(String),
+    /// The plugin chain could not be resolved.
+    #[error(transparent)]
+    Resolve(#[from] ResolveError),
+    /// No plugin of the chain implements the subcommand.
+    #[error(
+        "no plugin in the chain ({chain}) supports `{subcommand}`; pass --plugins with one that does (see `mni-scaffold plugins list`)"
+    )]
+    Unsupported {
+        /// The subcommand.
+        subcommand: Subcommand,
+        /// The chain, comma-separated.
+        chain: String,
+    },
+    /// An in-process plugin failed or refused the input.
+    #[error(transparent)]
+    Plugin(#[from] PluginError),
+    /// An external plugin failed or refused the input.
+    #[error(transparent)]
+    External(#[from] ExternalError),
+    /// The project could not be loaded.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// The scaffolded files are invalid.
+    #[error(transparent)]
+    Validation(#[from] ValidationError),
+    /// Planning or committing failed.
+    #[error(transparent)]
+    Commit(#[from] CommitError),
+    /// Reading PROJECT, creating the project directory or printing failed.
+    #[error("{}: {source}", .path.display())]
+    Io {
+        /// The path involved.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl ScaffoldError {
+    /// 2 for bad input, 1 for everything else.
+    #[must_use]
+    pub fn exit_code(&self) -> u8 {
+        let bad_input = match self {
+            Self::Project { .. }
+            | Self::NoProject(_)
+            | Self::Name(_)
+            | Self::ResourceExists(_)
+            | Self::Resolve(_)
+            | Self::Unsupported { .. } => true,
+            Self::Plugin(e) => {
+                e.is_invalid_input()
+                    || matches!(
+                        e,
+                        PluginError::Project(
+                            ProjectError::DuplicateResource(_) | ProjectError::DuplicateService(_)
+                        )
+                    )
+            }
+            Self::External(e) => e.is_invalid_input(),
+            Self::Commit(CommitError::Plan(PlanError::AlreadyExists { .. })) => true,
+            _ => false,
+        };
+        if bad_input { 2 } else { 1 }
+    }
+}
+
+/// A scaffolding subcommand with its arguments.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Request {
+    /// `init`.
+    Init(InitArgs),
+    /// `new service NAME`.
+    NewService(NewServiceArgs),
+    /// `create api`.
+    CreateApi(CreateApiArgs),
+    /// `edit`.
+    Edit,
+}
+
+/// One subcommand to run over the Universe, with its flags.
+struct Step {
+    sub: Subcommand,
+    flags: Vec<(String, FlagValue)>,
+}
+
+/// Runs `request` as the [module docs](self) describe, printing the report to `out`.
+pub fn scaffold(
+    registry: &Registry,
+    runner: &Runner,
+    global: &GlobalArgs,
+    request: &Request,
+    out: &mut dyn Write,
+) -> Result<(), ScaffoldError> {
+    let root = std::path::absolute(global.dir.as_deref().unwrap_or(Path::new(".")))
+        .map_err(|source| io_error(Path::new("."), source))?;
+    let project_path = root.join(PROJECT_FILE);
+    let text = match fs::read_to_string(&project_path) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) if e.kind() == io::ErrorKind::NotADirectory => None,
+        Err(source) => return Err(io_error(&project_path, source)),
+    };
+    let mut config = match &text {
+        Some(text) => ProjectConfig::from_yaml(text).map_err(|source| ScaffoldError::Project {
+            dir: root.clone(),
+            source,
+        })?,
+        None => ProjectConfig::default(),
+    };
+
+    let steps = plan_steps(request, &root, &config, text.is_some())?;
+    let chain = registry
+        .resolver()
+        .with_layout(&config.layout)
+        .resolve(global.plugins.as_deref())?;
+    let plugins: Vec<(PluginKey, PluginRef<'_>)> = chain
+        .iter()
+        .filter_map(|k| registry.get(k).map(|p| (k.clone(), p)))
+        .collect();
+    for step in &steps {
+        if !plugins.iter().any(|(_, p)| p.supports(step.sub)) {
+            return Err(ScaffoldError::Unsupported {
+                subcommand: step.sub,
+                chain: join(&chain),
+            });
+        }
+    }
+
+    let mut dir = CreatedDirs::create(&root)?;
+    let mut universe = mni_machinery::load_universe(&root)?
+        .universe
+        .with_force(global.force);
+    for step in &steps {
+        let values = cli::flag_values(&step.flags);
+        let mut cx = Context {
+            universe: &mut universe,
+            config: &mut config,
+            flags: &values,
+            chain: &chain,
+        };
+        for (_, plugin) in &plugins {
+            if let PluginRef::BuiltIn(p) = plugin
+                && let Some(s) = subcommand(*p, step.sub)
+            {
+                s.validate(&cx)?;
+            }
+        }
+        for (_, plugin) in &plugins {
+            match plugin {
+                PluginRef::BuiltIn(p) => {
+                    if let Some(s) = subcommand(*p, step.sub) {
+                        s.run(&mut cx)?;
+                    }
+                }
+                PluginRef::External(e) => {
+                    e.scaffold(
+                        runner,
+                        &root,
+                        step.sub,
+                        cli::flag_args(&step.flags),
+                        &mut cx,
+                    )?;
+                }
+            }
+        }
+    }
+
+    if let Request::CreateApi(api) = request
+        && config
+            .resource(&api.group, &api.version, &api.kind)
+            .is_none()
+    {
+        let mut resource = Resource::new(&api.group, &api.version, &api.kind);
+        resource.api = api.resource.then(|| ResourceApi {
+            crd_version: "v1".to_owned(),
+            namespaced: api.namespaced,
+        });
+        resource.controller = api.controller;
+        resource.domain = (!config.domain.is_empty()).then(|| config.domain.clone());
+        config.add_resource(resource).map_err(PluginError::from)?;
+    }
+    if config.layout.is_empty() || matches!(request, Request::Init(_)) {
+        config.layout = chain.clone();
+    }
+    let yaml = config.to_yaml().map_err(PluginError::from)?;
+    universe
+        .write(PROJECT_FILE, yaml, IfExists::Overwrite)
+        .map_err(PluginError::from)?;
+
+    mni_machinery::validate(&root, &universe)?;
+    let plan = mni_machinery::plan(&root, &universe).map_err(CommitError::from)?;
+    let what = steps.last().map_or("scaffold", |s| s.sub.as_str());
+    let print = |out: &mut dyn Write, text: &str| {
+        out.write_all(text.as_bytes())
+            .map_err(|source| io_error(Path::new("<stdout>"), source))
+    };
+    if global.dry_run {
+        let report = plan.report();
+        print(out, &report.to_string())?;
+        print(
+            out,
+            &format!(
+                "dry run of `{what}` with {}: would {}; nothing was written\n",
+                join(&chain),
+                summary(&report)
+            ),
+        )?;
+        print(out, &plan.diff())?;
+        return Ok(());
+    }
+    let report = plan.apply()?;
+    dir.keep();
+    print(out, &report.to_string())?;
+    print(
+        out,
+        &format!("`{what}` with {}: {}\n", join(&chain), summary(&report)),
+    )
+}
+
+/// Checks the input and lists the subcommands to run.
+fn plan_steps(
+    request: &Request,
+    root: &Path,
+    config: &ProjectConfig,
+    has_project: bool,
+) -> Result<Vec<Step>, ScaffoldError> {
+    let init = |args: &InitArgs| {
+        let domain = args
+            .domain
+            .clone()
+            .or_else(|| (!config.domain.is_empty()).then(|| config.domain.clone()))
+            .unwrap_or_else(|| "my.domain".to_owned());
+        let project_name = args
+            .project_name
+            .clone()
+            .or_else(|| config.project_name.clone())
+            .unwrap_or_else(|| {
+                root.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            });
+        Step {
+            sub: Subcommand::Init,
+            flags: args.to_flags(&domain, &project_name),
+        }
+    };
+    Ok(match request {
+        Request::Init(args) => vec![init(args)],
+        Request::NewService(args) => {
+            names::validate_service_name("NAME", &args.name)?;
+            let service = Step {
+                sub: Subcommand::NewService,
+                flags: args.to_flags(),
+            };
+            if has_project {
+                vec![service]
+            } else {
+                vec![init(&InitArgs::default()), service]
+            }
+        }
+        Request::CreateApi(args) => {
+            if !has_project {
+                return Err(ScaffoldError::NoProject(root.to_owned()));
+            }
+            names::validate_dns1123_subdomain("--group", &args.group)?;
+            names::validate_api_version("--version", &args.version)?;
+            names::validate_kind("--kind", &args.kind)?;
+            if let Some(r) = config.resource(&args.group, &args.version, &args.kind) {
+                return Err(ScaffoldError::ResourceExists(r.gvk()));
+            }
+            vec![Step {
+                sub: Subcommand::CreateApi,
+                flags: args.to_flags(),
+            }]
+        }
+        Request::Edit => {
+            if !has_project {
+                return Err(ScaffoldError::NoProject(root.to_owned()));
+            }
+            vec![Step {
+                sub: Subcommand::Edit,
+                flags: Vec::new(),
+            }]
+        }
+    })
+}
+
+fn summary(report: &mni_machinery::CommitReport) -> String {
+    let count = |a| report.paths(a).count();
+    format!(
+        "create {}, update {}, skip {}, unchanged {}",
+        count(Action::Create),
+        count(Action::Update),
+        count(Action::Skip),
+        count(Action::Unchanged)
+    )
+}
+
+fn join(chain: &[PluginKey]) -> String {
+    chain
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn io_error(path: &Path, source: io::Error) -> ScaffoldError {
+    ScaffoldError::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// Directories created for a new project; removed again (if still empty) unless kept.
+struct CreatedDirs {
+    created: Vec<PathBuf>,
+}
+
+impl CreatedDirs {
+    /// Creates `root` and any missing parents, remembering which.
+    fn create(root: &Path) -> Result<Self, ScaffoldError> {
+        let mut missing = Vec::new();
+        let mut current = Some(root);
+        while let Some(dir) = current {
+            if dir.exists() {
+                break;
+            }
+            missing.push(dir.to_owned());
+            current = dir.parent();
+        }
+        let dirs = Self {
+            created: Vec::new(),
+        };
+        let mut dirs = dirs;
+        for dir in missing.into_iter().rev() {
+            fs::create_dir(&dir).map_err(|source| io_error(&dir, source))?;
+            dirs.created.push(dir);
+        }
+        Ok(dirs)
+    }
+
+    fn keep(&mut self) {
+        self.created.clear();
+    }
+}
+
+impl Drop for CreatedDirs {
+    fn drop(&mut self) {
+        for dir in self.created.iter().rev() {
+            let _ = fs::remove_dir(dir);
+        }
+    }
+}

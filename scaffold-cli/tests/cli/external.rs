@@ -1,0 +1,171 @@
+//! External plugins: the sample's happy path and every kind of misbehaviour.
+
+use crate::Project;
+
+#[test]
+fn sample_plugin_happy_path() {
+    let p = Project::new().sample();
+    let out = p
+        .run(&["--plugins", "base,apidocs", "init", "--domain", "acme.io"])
+        .ok();
+    assert!(out.contains("   create docs/index.md\n"), "{out}");
+    assert!(
+        p.read("PROJECT")
+            .contains("- base.mni.dev/v1\n- apidocs.mni.dev/v1\n")
+    );
+    let api = [
+        "create",
+        "api",
+        "--group",
+        "crew",
+        "--version",
+        "v1",
+        "--kind",
+        "Captain",
+    ];
+    let out = p.run(&api).ok();
+    assert!(out.contains("   create docs/captain.md\n"), "{out}");
+    assert!(out.contains("   update README.md\n"), "{out}");
+    assert!(
+        p.read("README.md").contains(
+            "- [Captain](docs/captain.md) (`crew.acme.io/v1`)\n<!-- +mni:scaffold:apis -->"
+        ),
+    );
+    assert!(p.read("docs/captain.md").contains("crew.acme.io/v1"));
+    let project = p.read("PROJECT");
+    assert!(project.contains("  kind: Captain\n"), "{project}");
+    assert!(project.contains("    namespaced: true\n"), "{project}");
+
+    let out = p
+        .run(&[
+            "create",
+            "api",
+            "--group",
+            "crew",
+            "--version",
+            "v1",
+            "--kind",
+            "Ship",
+            "--namespaced",
+            "false",
+            "--controller=false",
+        ])
+        .ok();
+    assert!(out.contains("create docs/ship.md"), "{out}");
+    assert!(p.read("docs/ship.md").contains("Scope: Cluster"));
+    let before = p.tree();
+    p.run(&api)
+        .fails(2, &["resource crew/v1, Kind=Captain already exists"]);
+    assert_eq!(p.tree(), before);
+    // Re-running init keeps everything as it is.
+    let out = p.run(&["init"]).ok();
+    assert!(
+        !out.contains("   update ") && !out.contains("   create "),
+        "{out}"
+    );
+    assert_eq!(p.tree(), before);
+}
+
+/// A plugin that reads its request and prints `response` (or runs `body`).
+fn bad_plugin(body: &str) -> String {
+    format!("#!/bin/sh\ncat >/dev/null\n{body}\n")
+}
+
+fn respond(universe: &str) -> String {
+    bad_plugin(&format!(
+        "echo 'I was asked nicely' >&2\necho '{{\"apiVersion\":\"v1alpha1\",\"command\":\"init\",\"universe\":{universe}}}'"
+    ))
+}
+
+/// Runs `init` with the misbehaving plugin; expects exit `code`, the needles, no change.
+#[track_caller]
+fn check(script: &str, extra: &[&str], code: i32, needles: &[&str]) {
+    let p = Project::new()
+        .file("keep.txt", "keep\n")
+        .plugin("bad.acme.io", "v1", script);
+    let before = p.tree();
+    let mut args = extra.to_vec();
+    args.extend(["--plugins", "base,bad", "init"]);
+    p.run(&args).fails(code, needles);
+    assert_eq!(p.tree(), before, "the tree changed");
+    assert!(!p.root().join("../x").exists());
+}
+
+#[test]
+fn sandbox_rejects_escaping_paths() {
+    check(
+        &respond(r#"{"../x":"pwned"}"#),
+        &[],
+        1,
+        &["external plugin bad.acme.io/v1 was refused: path \"../x\" contains '..'"],
+    );
+    check(
+        &respond(r#"{"docs/ok.md":"fine","/tmp/mni-abs-x":"pwned"}"#),
+        &[],
+        1,
+        &["path \"/tmp/mni-abs-x\" is absolute"],
+    );
+    check(
+        &respond(r#"{".git/hooks/pre-commit":"pwned"}"#),
+        &[],
+        1,
+        &["path \".git/hooks/pre-commit\" is inside .git/"],
+    );
+    assert!(!std::path::Path::new("/tmp/mni-abs-x").exists());
+}
+
+#[test]
+fn symlinks_out_of_the_project_are_refused() {
+    let p = Project::new().plugin("bad.acme.io", "v1", &respond(r#"{"out/x":"pwned"}"#));
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), p.root().join("out")).unwrap();
+    let before = p.tree();
+    p.run(&["--plugins", "base,bad", "init"])
+        .fails(1, &["goes through symbolic link out"]);
+    assert_eq!(p.tree(), before);
+    assert!(!outside.path().join("x").exists());
+}
+
+#[test]
+fn failing_plugins_are_reported() {
+    check(
+        &bad_plugin("echo 'boom: disk on fire' >&2\nexit 3"),
+        &[],
+        1,
+        &["external plugin bad.acme.io/v1 exited with exit status: 3; stderr: boom: disk on fire"],
+    );
+    check(
+        &bad_plugin(
+            "echo 'checked' >&2\necho '{\"apiVersion\":\"v1alpha1\",\"command\":\"init\",\"error\":true,\"errorMsgs\":[\"--kind is required\",\"and more\"]}'",
+        ),
+        &[],
+        2,
+        &[
+            "external plugin bad.acme.io/v1 reported an error: --kind is required; and more; stderr: checked",
+        ],
+    );
+    check(
+        &bad_plugin("echo 'not json'"),
+        &[],
+        1,
+        &["sent an invalid response: invalid external-plugin message: expected ident"],
+    );
+}
+
+#[test]
+fn slow_and_chatty_plugins_are_killed() {
+    let start = std::time::Instant::now();
+    check(
+        &bad_plugin("echo 'thinking' >&2\nsleep 30"),
+        &["--plugin-timeout", "1"],
+        1,
+        &["timed out after 1s and was killed (--plugin-timeout); stderr: thinking"],
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(20));
+    check(
+        &bad_plugin("echo 'flooding' >&2\nhead -c 70000000 /dev/zero"),
+        &[],
+        1,
+        &["its response exceeded 67108864 bytes and it was killed; stderr: flooding"],
+    );
+}

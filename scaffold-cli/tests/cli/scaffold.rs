@@ -1,0 +1,114 @@
+//! The happy paths: init, idempotence, dry runs, new service, plugins and completion.
+
+use crate::{Project, run_in, tree};
+
+#[test]
+fn init_creates_project_and_readme() {
+    let p = Project::new();
+    let out = p
+        .run(&["init", "--domain", "acme.io", "--owner", "ACME"])
+        .ok();
+    assert!(out.contains("   create PROJECT\n"), "{out}");
+    assert!(out.contains("   create README.md\n"), "{out}");
+    assert!(
+        out.contains("`init` with base.mni.dev/v1: create 2"),
+        "{out}"
+    );
+    let project = p.read("PROJECT");
+    assert!(project.contains("domain: acme.io\n"), "{project}");
+    assert!(project.contains("projectName: demo\n"), "{project}");
+    assert!(
+        project.contains("layout:\n- base.mni.dev/v1\n"),
+        "{project}"
+    );
+    assert!(project.contains("owner: ACME"), "{project}");
+    assert!(p.read("README.md").starts_with("# demo\n"));
+}
+
+#[test]
+fn init_twice_changes_nothing() {
+    let p = Project::new();
+    p.run(&["init", "--license", "apache2"]).ok();
+    let before = p.tree();
+    let out = p.run(&["init"]).ok();
+    assert_eq!(p.tree(), before);
+    assert!(
+        !out.contains("   create ") && !out.contains("   update "),
+        "{out}"
+    );
+    assert!(out.contains("create 0, update 0"), "{out}");
+}
+
+#[test]
+fn dry_run_writes_nothing_and_prints_a_diff() {
+    let p = Project::new();
+    let out = p.run(&["--dry-run", "init"]).ok();
+    assert!(out.contains("nothing was written"), "{out}");
+    assert!(out.contains("--- /dev/null\n+++ b/PROJECT\n"), "{out}");
+    assert!(out.contains("+domain: my.domain\n"), "{out}");
+    assert!(p.tree().is_empty());
+
+    // A directory that does not exist is not left behind either.
+    let missing = p.root().join("new/deeper");
+    let plugins = p.root().join("no-plugins");
+    run_in(
+        &missing,
+        &plugins,
+        &["--dry-run", "new", "service", "billing"],
+    )
+    .ok();
+    assert!(tree(&p.root()).is_empty());
+
+    p.run(&["init"]).ok();
+    let before = p.tree();
+    let out = p.run(&["--dry-run", "new", "service", "billing"]).ok();
+    assert!(out.contains("+++ b/services/billing/README.md"), "{out}");
+    assert!(out.contains("--- a/PROJECT\n+++ b/PROJECT\n"), "{out}");
+    assert_eq!(p.tree(), before);
+}
+
+#[test]
+fn new_service_creates_the_project_when_needed() {
+    let p = Project::new();
+    let out = p.run(&["new", "service", "billing"]).ok();
+    assert!(out.contains("create PROJECT") && out.contains("create services/billing/README.md"));
+    let project = p.read("PROJECT");
+    assert!(
+        project.contains("services:\n- crates:\n    operator: services/billing\n"),
+        "{project}"
+    );
+    let out = p.run(&["new", "service", "ledger"]).ok();
+    assert!(out.contains("   update PROJECT\n"), "{out}");
+    assert!(p.read("PROJECT").contains("name: ledger"));
+
+    // Into a directory that does not exist yet.
+    let fresh = p.root().join("fresh");
+    run_in(
+        &fresh,
+        &p.root().join("none"),
+        &["new", "service", "billing"],
+    )
+    .ok();
+    assert!(fresh.join("PROJECT").is_file());
+}
+
+#[test]
+fn plugins_list_describe_and_completion() {
+    let p = Project::new().sample();
+    let list = p.run(&["plugins", "list"]).ok();
+    assert!(
+        list.contains("base.mni.dev/v1 (default)  built-in  init, new service"),
+        "{list}"
+    );
+    assert!(list.contains("apidocs.mni.dev/v1"), "{list}");
+    let base = p.run(&["plugins", "describe", "base"]).ok();
+    assert!(
+        base.contains("--domain string (default \"my.domain\")"),
+        "{base}"
+    );
+    let ext = p.run(&["plugins", "describe", "apidocs/v1"]).ok();
+    assert!(ext.contains("create api\n  Adds docs/<kind>.md"), "{ext}");
+    assert!(ext.contains("--kind string  kind, PascalCase"), "{ext}");
+    let bash = p.run(&["completion", "bash"]).ok();
+    assert!(bash.contains("mni-scaffold"), "{bash}");
+}
