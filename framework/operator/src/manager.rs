@@ -1,0 +1,479 @@
+//! The [`Manager`]: one client, many controllers, probes, metrics, leader election, shutdown.
+//!
+//! [`Manager::start`] binds the probe and metrics listeners, then (after winning the Lease when
+//! leader election is on) starts every controller; [`RunningManager::wait`] returns once a
+//! shutdown was asked for (signal or [`ShutdownHandle`]) and every in-flight reconcile has
+//! finished, or with an error when leadership is lost. [`Manager::run`] does both.
+
+use std::{
+    net::SocketAddr,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+};
+
+use axum::{Router, extract::State, http::StatusCode, response::IntoResponse, routing::get};
+use futures::{FutureExt, future::BoxFuture};
+use kube::Client;
+use tokio::{net::TcpListener, sync::watch, task::JoinHandle};
+
+use crate::{
+    args::OperatorArgs,
+    controller::{ControllerOptions, ControllerRun, Registered, StartParams},
+    leader::{Elector, LeaderElection, LeaderElectionError},
+    metrics::Metrics,
+    reconciler::Reconciler,
+};
+
+/// Errors of running a [`Manager`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A probe or metrics address could not be bound.
+    #[error("bind {what} address {address}: {source} (pass another address, or 0 to disable)")]
+    Bind {
+        /// `metrics` or `health probe`.
+        what: &'static str,
+        /// The address.
+        address: SocketAddr,
+        /// The socket error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Leader election failed or leadership was lost.
+    #[error(transparent)]
+    LeaderElection(#[from] LeaderElectionError),
+    /// The manager's task panicked or was aborted.
+    #[error("manager task ended abnormally: {0}")]
+    Task(#[source] tokio::task::JoinError),
+}
+
+/// Asks a running manager to shut down gracefully; cheap to clone.
+#[derive(Clone, Debug)]
+pub struct ShutdownHandle {
+    tx: Arc<watch::Sender<bool>>,
+}
+
+impl ShutdownHandle {
+    fn new() -> Self {
+        Self {
+            tx: Arc::new(watch::channel(false).0),
+        }
+    }
+
+    /// Stops starting reconciles; in-flight ones finish, then the manager returns `Ok(())`.
+    pub fn shutdown(&self) {
+        self.tx.send_replace(true);
+    }
+
+    /// Whether a shutdown was asked for.
+    pub fn is_shutting_down(&self) -> bool {
+        *self.tx.borrow()
+    }
+
+    /// Resolves once a shutdown was asked for.
+    pub(crate) fn wait(&self) -> BoxFuture<'static, ()> {
+        let mut rx = self.tx.subscribe();
+        async move {
+            let _ = rx.wait_for(|down| *down).await;
+        }
+        .boxed()
+    }
+}
+
+/// What `/readyz` reports.
+#[derive(Default)]
+struct Readiness {
+    /// Not leading (yet): a healthy standby is ready to take over.
+    standby: AtomicBool,
+    /// Every controller's caches have synced.
+    synced: AtomicBool,
+}
+
+/// Builds a [`Manager`]; see [`Manager::builder`].
+#[must_use]
+pub struct ManagerBuilder {
+    client: Client,
+    controllers: Vec<Box<dyn ControllerRun>>,
+    metrics_address: Option<SocketAddr>,
+    health_address: Option<SocketAddr>,
+    leader_election: Option<LeaderElection>,
+    leader_elect_from_args: Option<Option<String>>,
+    namespace: Option<String>,
+    handle_signals: bool,
+    metrics: Arc<Metrics>,
+}
+
+impl ManagerBuilder {
+    /// Applies the command line: addresses, namespace and leader election.
+    ///
+    /// `--leader-elect` elects on a Lease named after the first controller
+    /// (`<name>-leader-election`) in `--leader-election-namespace`, or else the client's
+    /// default namespace (the pod's own namespace in a cluster).
+    pub fn with_args(mut self, args: &OperatorArgs) -> Self {
+        self.metrics_address = args.metrics_bind_address.socket_addr();
+        self.health_address = args.health_probe_bind_address.socket_addr();
+        self.namespace = args.namespace.clone();
+        if args.leader_elect {
+            self.leader_elect_from_args = Some(args.leader_election_namespace.clone());
+        }
+        self
+    }
+
+    /// Registers a controller with controller-runtime's default options.
+    pub fn with_controller<R: Reconciler>(self, reconciler: R) -> Self {
+        self.with_controller_options(reconciler, ControllerOptions::default())
+    }
+
+    /// Registers a controller with `options`.
+    pub fn with_controller_options<R: Reconciler>(
+        mut self,
+        reconciler: R,
+        options: ControllerOptions,
+    ) -> Self {
+        self.controllers.push(Box::new(Registered {
+            reconciler,
+            options,
+        }));
+        self
+    }
+
+    /// Where to serve `/metrics` (`None` disables it; default `0.0.0.0:8080`).
+    pub fn with_metrics_address(mut self, address: Option<SocketAddr>) -> Self {
+        self.metrics_address = address;
+        self
+    }
+
+    /// Where to serve `/healthz` and `/readyz` (`None` disables them; default `0.0.0.0:8081`).
+    pub fn with_health_probe_address(mut self, address: Option<SocketAddr>) -> Self {
+        self.health_address = address;
+        self
+    }
+
+    /// Reconciles only while holding the Lease `election` describes.
+    pub fn with_leader_election(mut self, election: LeaderElection) -> Self {
+        self.leader_election = Some(election);
+        self
+    }
+
+    /// Watches only `namespace` (`None`: all namespaces, the default).
+    pub fn with_namespace(mut self, namespace: Option<String>) -> Self {
+        self.namespace = namespace;
+        self
+    }
+
+    /// Whether SIGTERM and SIGINT shut the manager down gracefully (default true).
+    pub fn with_signal_handling(mut self, handle: bool) -> Self {
+        self.handle_signals = handle;
+        self
+    }
+
+    /// Uses `metrics` as the registry (to share it, or to pre-register own metrics).
+    pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> Self {
+        self.metrics = metrics;
+        self
+    }
+
+    /// The manager.
+    pub fn build(self) -> Manager {
+        let leader_election = self.leader_election.or_else(|| {
+            let namespace = self.leader_elect_from_args?.unwrap_or_else(|| {
+                std::fs::read_to_string("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+                    .map(|ns| ns.trim().to_string())
+                    .unwrap_or_else(|_| self.client.default_namespace().to_string())
+            });
+            let first = self.controllers.first().map_or("operator", |c| c.name());
+            Some(LeaderElection::new(
+                format!("{first}-leader-election"),
+                namespace,
+            ))
+        });
+        Manager {
+            client: self.client,
+            controllers: self.controllers,
+            metrics_address: self.metrics_address,
+            health_address: self.health_address,
+            leader_election,
+            namespace: self.namespace,
+            handle_signals: self.handle_signals,
+            metrics: self.metrics,
+            shutdown: ShutdownHandle::new(),
+        }
+    }
+}
+
+/// Runs controllers; see the [crate docs](crate) for what it takes care of.
+pub struct Manager {
+    client: Client,
+    controllers: Vec<Box<dyn ControllerRun>>,
+    metrics_address: Option<SocketAddr>,
+    health_address: Option<SocketAddr>,
+    leader_election: Option<LeaderElection>,
+    namespace: Option<String>,
+    handle_signals: bool,
+    metrics: Arc<Metrics>,
+    shutdown: ShutdownHandle,
+}
+
+impl Manager {
+    /// A builder with kubebuilder's defaults: metrics on `:8080`, probes on `:8081`, all
+    /// namespaces, no leader election, graceful shutdown on SIGTERM/SIGINT.
+    pub fn builder(client: Client) -> ManagerBuilder {
+        ManagerBuilder {
+            client,
+            controllers: Vec::new(),
+            metrics_address: Some(SocketAddr::from(([0, 0, 0, 0], 8080))),
+            health_address: Some(SocketAddr::from(([0, 0, 0, 0], 8081))),
+            leader_election: None,
+            leader_elect_from_args: None,
+            namespace: None,
+            handle_signals: true,
+            metrics: Arc::new(Metrics::new()),
+        }
+    }
+
+    /// A handle that shuts this manager down gracefully.
+    pub fn shutdown_handle(&self) -> ShutdownHandle {
+        self.shutdown.clone()
+    }
+
+    /// The metric registry `/metrics` serves.
+    pub fn metrics(&self) -> Arc<Metrics> {
+        self.metrics.clone()
+    }
+
+    /// Runs until shut down; `Ok(())` after a graceful shutdown.
+    pub async fn run(self) -> Result<(), Error> {
+        self.start().await?.wait().await
+    }
+
+    /// Binds the listeners and starts running in the background.
+    pub async fn start(self) -> Result<RunningManager, Error> {
+        if let Some(election) = &self.leader_election {
+            election.validate()?;
+        }
+        let readiness = Arc::new(Readiness::default());
+        readiness
+            .standby
+            .store(self.leader_election.is_some(), Ordering::SeqCst);
+        let (stopped_tx, stopped_rx) = watch::channel(false);
+        let mut servers = Vec::new();
+        let metrics_address = match self.metrics_address {
+            None => None,
+            Some(address) => {
+                let router = Router::new()
+                    .route("/metrics", get(serve_metrics))
+                    .with_state(self.metrics.clone());
+                let (bound, task) = serve("metrics", address, router, stopped_rx.clone()).await?;
+                servers.push(task);
+                Some(bound)
+            }
+        };
+        let health_address = match self.health_address {
+            None => None,
+            Some(address) => {
+                let router = Router::new()
+                    .route("/healthz", get(|| async { "ok" }))
+                    .route("/readyz", get(serve_readyz))
+                    .with_state(readiness.clone());
+                let (bound, task) = serve("health probe", address, router, stopped_rx).await?;
+                servers.push(task);
+                Some(bound)
+            }
+        };
+        let shutdown = self.shutdown.clone();
+        let signals = self.handle_signals.then(|| {
+            let shutdown = shutdown.clone();
+            tokio::spawn(async move {
+                wait_for_signal().await;
+                tracing::info!("shutdown signal received; finishing in-flight reconciles");
+                shutdown.shutdown();
+            })
+        });
+        let task = tokio::spawn(async move {
+            let result = self.run_controllers(readiness).await;
+            stopped_tx.send_replace(true);
+            for server in servers {
+                let _ = server.await;
+            }
+            if let Some(signals) = signals {
+                signals.abort();
+            }
+            result
+        });
+        Ok(RunningManager {
+            metrics_address,
+            health_address,
+            shutdown,
+            task,
+        })
+    }
+
+    async fn run_controllers(self, readiness: Arc<Readiness>) -> Result<(), Error> {
+        let mut elector = self
+            .leader_election
+            .clone()
+            .map(|election| Elector::new(self.client.clone(), election));
+        if let (Some(elector), Some(election)) = (elector.as_mut(), &self.leader_election) {
+            self.metrics.set_leader(election.name(), false);
+            tokio::select! {
+                () = elector.acquire() => {}
+                () = self.shutdown.wait() => return Ok(()),
+            }
+            self.metrics.set_leader(election.name(), true);
+        }
+        let instance = self
+            .leader_election
+            .as_ref()
+            .map(|e| e.identity().to_string())
+            .or_else(|| std::env::var("HOSTNAME").ok());
+        let mut runs = Vec::new();
+        let mut synced = Vec::new();
+        for controller in self.controllers {
+            let (run, ready) = controller.start(StartParams {
+                client: self.client.clone(),
+                namespace: self.namespace.clone(),
+                metrics: self.metrics.clone(),
+                instance: instance.clone(),
+                shutdown: self.shutdown.wait(),
+            });
+            runs.push(run);
+            synced.push(ready);
+        }
+        readiness.standby.store(false, Ordering::SeqCst);
+        let sync_watch = tokio::spawn({
+            let readiness = readiness.clone();
+            async move {
+                futures::future::join_all(synced).await;
+                readiness.synced.store(true, Ordering::SeqCst);
+                tracing::info!("caches synced");
+            }
+        });
+        let all = futures::future::join_all(runs);
+        let result = match (elector, &self.leader_election) {
+            (Some(mut elector), Some(election)) => {
+                let result = tokio::select! {
+                    _ = all => Ok(()),
+                    // Dropping `all` drops the controllers, aborting in-flight reconciles.
+                    lost = elector.hold() => Err(Error::LeaderElection(lost)),
+                };
+                self.metrics.set_leader(election.name(), false);
+                if result.is_ok() {
+                    elector.release().await;
+                }
+                result
+            }
+            _ => {
+                all.await;
+                Ok(())
+            }
+        };
+        sync_watch.abort();
+        result
+    }
+}
+
+/// A started [`Manager`].
+#[derive(Debug)]
+pub struct RunningManager {
+    metrics_address: Option<SocketAddr>,
+    health_address: Option<SocketAddr>,
+    shutdown: ShutdownHandle,
+    task: JoinHandle<Result<(), Error>>,
+}
+
+impl RunningManager {
+    /// The bound `/metrics` address (with the real port when `:0` was asked for).
+    pub fn metrics_address(&self) -> Option<SocketAddr> {
+        self.metrics_address
+    }
+
+    /// The bound `/healthz` and `/readyz` address.
+    pub fn health_probe_address(&self) -> Option<SocketAddr> {
+        self.health_address
+    }
+
+    /// A handle that shuts the manager down gracefully.
+    pub fn shutdown_handle(&self) -> ShutdownHandle {
+        self.shutdown.clone()
+    }
+
+    /// Waits until the manager stops.
+    pub async fn wait(self) -> Result<(), Error> {
+        self.task.await.map_err(Error::Task)?
+    }
+
+    /// Shuts down gracefully and waits for it.
+    pub async fn shutdown(self) -> Result<(), Error> {
+        self.shutdown.shutdown();
+        self.wait().await
+    }
+
+    /// Stops at once, like a crashed process: in-flight reconciles are dropped and the Lease is
+    /// not released.
+    pub fn abort(self) {
+        self.task.abort();
+    }
+}
+
+async fn serve(
+    what: &'static str,
+    address: SocketAddr,
+    router: Router,
+    mut stopped: watch::Receiver<bool>,
+) -> Result<(SocketAddr, JoinHandle<()>), Error> {
+    let bind_err = |source| Error::Bind {
+        what,
+        address,
+        source,
+    };
+    let listener = TcpListener::bind(address).await.map_err(bind_err)?;
+    let bound = listener.local_addr().map_err(bind_err)?;
+    tracing::info!(%bound, "serving {what}");
+    let task = tokio::spawn(async move {
+        let stop = async move {
+            let _ = stopped.wait_for(|s| *s).await;
+        };
+        if let Err(error) = axum::serve(listener, router)
+            .with_graceful_shutdown(stop)
+            .await
+        {
+            tracing::warn!(%error, "{what} server failed");
+        }
+    });
+    Ok((bound, task))
+}
+
+async fn serve_metrics(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        metrics.encode(),
+    )
+}
+
+async fn serve_readyz(State(readiness): State<Arc<Readiness>>) -> impl IntoResponse {
+    if readiness.standby.load(Ordering::SeqCst) || readiness.synced.load(Ordering::SeqCst) {
+        (StatusCode::OK, "ok")
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, "caches not synced")
+    }
+}
+
+async fn wait_for_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = ctrl_c => {}
+                _ = term.recv() => {}
+            }
+        }
+        Err(_) => {
+            let _ = ctrl_c.await;
+        }
+    }
+}

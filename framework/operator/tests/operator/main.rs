@@ -1,0 +1,10 @@
+//! Integration tests of the operator runtime against the embedded API server.
+//!
+//! One binary (linking kube and the API server once): reconcile and garbage collection,
+//! backoff, leader election, shutdown, metrics and RBAC, each in its own module.
+
+mod leader;
+mod lifecycle;
+mod rbac;
+mod reconcile;
+mod support;
