@@ -27,9 +27,7 @@ use kube::{
     api::{ListParams, ObjectMeta, Patch, PatchParams, PostParams},
     runtime::{Controller, controller, controller::Action, watcher},
 };
-use mni_operator::{
-    ContextError, ControllerOptions, Manager, Reconciler, new_condition, prelude::*,
-};
+use mni_operator::{ContextError, ControllerOptions, Manager, Reconciler, prelude::*};
 use serde_json::json;
 
 #[path = "../examples/configmap-owner/widget.rs"]
@@ -58,7 +56,7 @@ fn is_ready(w: &Widget) -> bool {
     w.status.as_ref().is_some_and(|s| {
         s.conditions
             .iter()
-            .any(|c| c.type_ == "Ready" && c.status == "True")
+            .any(|c| c.type_ == "Ready" && c.is_true())
     })
 }
 
@@ -79,13 +77,14 @@ impl Reconciler for BenchReconciler {
         ctx: &Context<Widget>,
     ) -> Result<Action, ContextError> {
         ctx.apply_owned(&w, config_map(&w, None)).await?;
-        let ready = new_condition(
+        ctx.set_condition(
+            &w,
             READY,
-            true,
-            "ConfigMapApplied",
+            ConditionStatus::True,
+            reasons::RECONCILED,
             "the ConfigMap holds the widget's data",
-        );
-        ctx.set_conditions(&w, [ready]).await?;
+        )
+        .await?;
         Ok(Action::await_change())
     }
 }
@@ -126,13 +125,16 @@ async fn bare_reconcile(w: Arc<Widget>, ctx: Arc<Bare>) -> Result<Action, kube::
     )
     .await?;
     if !is_ready(&w) {
-        let condition = new_condition(
+        let mut conditions = Vec::new();
+        conditions.set(
             READY,
-            true,
-            "ConfigMapApplied",
+            ConditionStatus::True,
+            reasons::RECONCILED,
             "the ConfigMap holds the widget's data",
+            w.metadata.generation,
+            jiff::Timestamp::now(),
         );
-        let status = json!({"status": {"conditions": [condition], "observedGeneration": w.metadata.generation}});
+        let status = json!({"status": {"conditions": conditions, "observedGeneration": w.metadata.generation}});
         Api::<Widget>::namespaced(ctx.client.clone(), &ns)
             .patch_status(
                 &w.name_any(),
@@ -263,7 +265,7 @@ async fn create_widgets(client: &Client, ns: &str, n: usize) {
         .expect("create widgets");
 }
 
-async fn measure(server: &mni_apiserver::Server, phase: &str, ns: &str, n: usize) -> Vec<f64> {
+async fn measure(server: &mni_testkit::TestEnv, phase: &str, ns: &str, n: usize) -> Vec<f64> {
     let out = tokio::process::Command::new(std::env::current_exe().expect("exe"))
         .env("MNI_BENCH_PHASE", phase)
         .env("MNI_BENCH_URL", server.url())
@@ -308,19 +310,12 @@ async fn main() {
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(3);
-    let server = mni_apiserver::Server::builder()
+    let server = mni_testkit::TestEnv::builder()
+        .with_crds(widget::crds())
         .start()
         .await
-        .expect("server");
-    let admin = client(&server.url(), server.admin_token());
-    let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
-        Api::all(admin.clone());
-    for crd in widget::crds() {
-        crds.create(&PostParams::default(), &crd)
-            .await
-            .expect("CRD");
-    }
-    tokio::time::sleep(Duration::from_millis(500)).await;
+        .expect("test environment");
+    let admin = server.client();
 
     create_widgets(&admin, "idle", 1).await;
     let idle = measure(&server, "idle", "idle", 1).await;

@@ -2,7 +2,7 @@
 //!
 //! Every write helper here is idempotent so that a reconcile can run any number of times:
 //! [`Context::apply_owned`] is a server-side apply (identical content is a no-op on the server),
-//! [`Context::set_conditions`] writes only when a condition changed, and events are deduplicated
+//! [`Context::update_conditions`] writes only when a condition changed, and events are deduplicated
 //! into series by kube-runtime's [`Recorder`].
 
 use std::{
@@ -14,7 +14,6 @@ use std::{
 };
 
 use futures::future::BoxFuture;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::{
     Api, Client, Resource, ResourceExt,
     api::{Patch, PatchParams},
@@ -26,7 +25,9 @@ use kube::{
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::{Value, json};
 
-use crate::{conditions::set_condition, reconciler::ApiScope};
+use mni_core::{Condition, ConditionStatus, Conditions};
+
+use crate::reconciler::ApiScope;
 
 /// Errors of the [`Context`] helpers.
 #[derive(Debug, thiserror::Error)]
@@ -239,15 +240,39 @@ where
             })
     }
 
-    /// Sets `conditions` on `obj`'s `status.conditions` and `status.observedGeneration` to the
-    /// object's generation, through the status subresource.
-    ///
-    /// Each condition's `observedGeneration` is set too. Writes nothing (and returns
-    /// `Ok(false)`) when the status already says exactly this.
-    pub async fn set_conditions(
+    /// Sets one condition on `obj` for its current generation (see
+    /// [`update_conditions`](Self::update_conditions)); `Ok(false)` when nothing changed.
+    pub async fn set_condition(
         &self,
         obj: &K,
-        conditions: impl IntoIterator<Item = Condition>,
+        type_: &str,
+        status: ConditionStatus,
+        reason: &str,
+        message: &str,
+    ) -> Result<bool, ContextError> {
+        self.update_conditions(obj, |conditions, generation| {
+            conditions.set(
+                type_,
+                status,
+                reason,
+                message,
+                generation,
+                jiff::Timestamp::now(),
+            );
+        })
+        .await
+    }
+
+    /// Lets `update` edit `obj`'s `status.conditions` (it gets the list and the object's
+    /// generation, for [`Conditions::set`]), then writes the list and `status.observedGeneration`
+    /// through the status subresource.
+    ///
+    /// Writes nothing (and returns `Ok(false)`) when the status already says exactly this, so a
+    /// reconcile that sets the same conditions again causes no write and no watch event.
+    pub async fn update_conditions(
+        &self,
+        obj: &K,
+        update: impl FnOnce(&mut Vec<Condition>, Option<i64>),
     ) -> Result<bool, ContextError> {
         let kind = K::kind(&()).into_owned();
         let json_err = |source| ContextError::Json {
@@ -262,15 +287,13 @@ where
             }
             _ => Vec::new(),
         };
-        let mut changed = value
+        let before = list.clone();
+        update(&mut list, generation);
+        let same_generation = value
             .pointer("/status/observedGeneration")
             .and_then(Value::as_i64)
-            != generation;
-        for mut condition in conditions {
-            condition.observed_generation = generation;
-            changed |= set_condition(&mut list, condition);
-        }
-        if !changed {
+            == generation;
+        if list == before && same_generation {
             return Ok(false);
         }
         let patch = json!({ "status": { "conditions": list, "observedGeneration": generation } });
@@ -335,7 +358,7 @@ mod tests {
     fn helpers_are_send(ctx: Context<k8s_openapi::api::core::v1::ConfigMap>) {
         let cm = k8s_openapi::api::core::v1::ConfigMap::default();
         assert_send(ctx.apply_owned(&cm, cm.clone()));
-        assert_send(ctx.set_conditions(&cm, []));
+        assert_send(ctx.set_condition(&cm, "Ready", ConditionStatus::True, "R", ""));
         assert_send(ctx.publish_event(&cm, EventType::Normal, "R", "A", None));
     }
 }

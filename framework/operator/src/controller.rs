@@ -17,12 +17,12 @@ use kube::{
         reflector::ObjectRef,
     },
 };
+use mni_core::{ConditionStatus, READY, reasons};
 use tokio::time::Instant;
 use tracing::Instrument;
 
 use crate::{
     backoff::ObjectBackoff,
-    conditions::{READY, new_condition},
     context::{Caches, Context, ContextError},
     metrics::{Metrics, Outcome},
     reconciler::{ApiScope, Reconciler, cached_stream},
@@ -65,8 +65,8 @@ impl ControllerOptions {
         self
     }
 
-    /// Whether a failed reconcile records a `Warning` event `ReconcileError` and sets
-    /// `Ready=False` (reason `ReconcileError`, or `Forbidden` for a missing permission) on the
+    /// Whether a failed reconcile records a `Warning` event `ReconcileFailed` and sets
+    /// `Ready=False` (reason `ReconcileFailed`, or `Forbidden` for a missing permission) on the
     /// object's status (default true). Turn it off for kinds without `status.conditions`.
     pub fn with_error_reporting(mut self, report: bool) -> Self {
         self.report_errors = report;
@@ -320,14 +320,14 @@ async fn report_error<R: Reconciler>(
     let reason = if error.is_forbidden() {
         "Forbidden"
     } else {
-        "ReconcileError"
+        reasons::RECONCILE_FAILED
     };
     let ctx = &shared.context;
     let event = ctx
         .publish_event(
             obj,
             EventType::Warning,
-            "ReconcileError",
+            reasons::RECONCILE_FAILED,
             "Reconcile",
             Some(message.clone()),
         )
@@ -336,8 +336,10 @@ async fn report_error<R: Reconciler>(
         tracing::debug!(%error, "could not record the error event");
     }
     if obj.meta().deletion_timestamp.is_none() {
-        let condition = new_condition(READY, false, reason, message);
-        if let Err(error) = ctx.set_conditions(obj, [condition]).await {
+        let written = ctx
+            .set_condition(obj, READY, ConditionStatus::False, reason, &message)
+            .await;
+        if let Err(error) = written {
             tracing::debug!(%error, "could not set Ready=False");
         }
     }

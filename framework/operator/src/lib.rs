@@ -19,8 +19,8 @@
 //! - **Owned children**: [`Context::apply_owned`] server-side applies a child with the
 //!   controller's field manager and a controller owner reference, so the API server garbage
 //!   collects it with its owner and a second identical apply writes nothing.
-//! - **Status**: [`Context::set_conditions`] merges [`Condition`]s with `observedGeneration` and
-//!   writes only when something changed; [`Context::publish_event`] records `events.k8s.io` events.
+//! - **Status**: [`Context::set_condition`] and [`Context::update_conditions`] keep mni-core
+//!   [`Condition`]s with `observedGeneration` and write only when something changed; [`Context::publish_event`] records `events.k8s.io` events.
 //! - **Leader election** on a `coordination.k8s.io/v1` Lease ([`LeaderElection`]): only the
 //!   leader reconciles, a lost lease stops reconciling at once.
 //! - **Probes and metrics**: `/healthz`, `/readyz` (ready once the caches are synced) and
@@ -64,7 +64,6 @@
 
 mod args;
 mod backoff;
-mod conditions;
 mod context;
 mod controller;
 mod leader;
@@ -75,21 +74,21 @@ pub mod telemetry;
 
 pub use args::{ArgsError, BindAddress, LogFormat, OperatorArgs, OperatorCommand, write_crds};
 pub use backoff::ObjectBackoff;
-pub use conditions::{DEGRADED, PROGRESSING, READY, new_condition, set_condition};
 pub use context::{Context, ContextError};
 pub use controller::{ControllerOptions, ReconcileError};
-pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 pub use kube::runtime::controller::Action;
 pub use kube::runtime::events::EventType;
 pub use leader::{LeaderElection, LeaderElectionError};
 pub use manager::{Error, Manager, ManagerBuilder, RunningManager, ShutdownHandle};
 pub use metrics::Metrics;
+pub use mni_core::{Condition, ConditionStatus, Conditions, DEGRADED, PROGRESSING, READY, reasons};
 pub use reconciler::{ApiScope, Reconciler, Relations};
 
 /// The names an operator's `main` and reconcilers need in scope.
 pub mod prelude {
     pub use crate::{
-        Action, Condition, Context, EventType, Manager, OperatorArgs, READY, Reconciler, Relations,
+        Action, Condition, ConditionStatus, Conditions, Context, EventType, Manager, OperatorArgs,
+        READY, Reconciler, Relations, reasons,
     };
     pub use kube::{Resource, ResourceExt};
 }

@@ -19,7 +19,7 @@ use k8s_openapi::{
     apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
 };
 use kube::{CustomResource, CustomResourceExt, api::ObjectMeta};
-use mni_operator::{ContextError, new_condition, prelude::*};
+use mni_operator::{ContextError, prelude::*};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -99,13 +99,14 @@ impl Reconciler for WidgetReconciler {
             ..ConfigMap::default()
         };
         ctx.apply_owned(&widget, config_map).await?;
-        let ready = new_condition(
+        ctx.set_condition(
+            &widget,
             READY,
-            true,
-            "ConfigMapApplied",
+            ConditionStatus::True,
+            reasons::RECONCILED,
             "the ConfigMap holds the widget's data",
-        );
-        ctx.set_conditions(&widget, [ready]).await?;
+        )
+        .await?;
         Ok(Action::await_change())
     }
 

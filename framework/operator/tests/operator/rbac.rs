@@ -47,7 +47,7 @@ async fn a_least_privilege_service_account_runs_the_operator() {
         (ready.0 == "True").then_some(ready)
     })
     .await;
-    assert_eq!(w.1, "ConfigMapApplied");
+    assert_eq!(w.1, "Reconciled");
     let cms: Api<ConfigMap> = Api::namespaced(env.client.clone(), "default");
     assert!(cms.get_opt("least-config").await.expect("get").is_some());
     running.shutdown().await.expect("clean shutdown");
@@ -91,7 +91,7 @@ async fn a_missing_verb_is_reported_as_forbidden_in_a_condition_and_an_event() {
     let warning = wait_for("a Warning event", || async {
         let list = events.list(&ListParams::default()).await.ok()?;
         list.items.into_iter().find(|e| {
-            e.type_.as_deref() == Some("Warning") && e.reason.as_deref() == Some("ReconcileError")
+            e.type_.as_deref() == Some("Warning") && e.reason.as_deref() == Some("ReconcileFailed")
         })
     })
     .await;

@@ -3,17 +3,11 @@
 
 use std::{future::Future, net::SocketAddr, time::Duration};
 
-use k8s_openapi::{
-    api::{authentication::v1::TokenRequest, core::v1::ServiceAccount},
-    apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
-};
-use kube::{
-    Api, Client, Config,
-    api::{ListParams, PostParams},
-};
-use mni_apiserver::Server;
+use k8s_openapi::api::rbac::v1::PolicyRule;
+use kube::{Api, Client};
 use mni_operator::{Manager, ManagerBuilder};
-use serde_json::{Value, json};
+use mni_testkit::TestEnv;
+use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 #[path = "../../examples/configmap-owner/widget.rs"]
@@ -21,28 +15,21 @@ pub(crate) mod widget;
 
 pub(crate) use widget::{Widget, WidgetSpec};
 
-/// A running API server and an admin client, with the Widget CRD installed.
+/// A test environment (mni-testkit: in-process API server) with the Widget CRD installed.
 pub(crate) struct Env {
-    pub(crate) server: Server,
+    pub(crate) env: TestEnv,
     pub(crate) client: Client,
 }
 
 impl Env {
     pub(crate) async fn start() -> Env {
-        let server = Server::builder().start().await.expect("server starts");
-        let client = client_with_token(&server, server.admin_token());
-        let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-        for crd in widget::crds() {
-            crds.create(&PostParams::default(), &crd)
-                .await
-                .expect("install CRD");
-        }
-        let widgets: Api<Widget> = Api::namespaced(client.clone(), "default");
-        wait_for("the Widget API to be served", || async {
-            widgets.list(&ListParams::default()).await.ok()
-        })
-        .await;
-        Env { server, client }
+        let env = TestEnv::builder()
+            .with_crds(widget::crds())
+            .start()
+            .await
+            .expect("test environment starts");
+        let client = env.client();
+        Env { env, client }
     }
 
     pub(crate) fn widgets(&self) -> Api<Widget> {
@@ -51,73 +38,19 @@ impl Env {
 
     /// A client for ServiceAccount `default/<name>` bound to a Role with `rules`.
     pub(crate) async fn service_account_client(&self, name: &str, rules: Value) -> Client {
-        let admin = &self.client;
-        let create = |kind: &'static str, body: Value| {
-            let gvk = match kind {
-                "Role" | "RoleBinding" => ("rbac.authorization.k8s.io", "v1"),
-                _ => ("", "v1"),
-            };
-            let resource = kube::api::ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk(
-                gvk.0, gvk.1, kind,
-            ));
-            let api: Api<kube::api::DynamicObject> =
-                Api::namespaced_with(admin.clone(), "default", &resource);
-            async move {
-                let obj: kube::api::DynamicObject = serde_json::from_value(body).expect("object");
-                api.create(&PostParams::default(), &obj).await.expect(kind);
-            }
-        };
-        create(
-            "ServiceAccount",
-            json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name}}),
-        )
-        .await;
-        create(
-            "Role",
-            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-            "metadata": {"name": name}, "rules": rules}),
-        )
-        .await;
-        create(
-            "RoleBinding",
-            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-            "metadata": {"name": name},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
-            "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": "default"}]}),
-        )
-        .await;
-        let sas: Api<ServiceAccount> = Api::namespaced(admin.clone(), "default");
-        let req: TokenRequest = serde_json::from_value(json!({
-            "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
-            "spec": {"audiences": [], "expirationSeconds": 3600}}))
-        .expect("token request");
-        let token = sas
-            .create_token_request(name, &PostParams::default(), &req)
+        let rules: Vec<PolicyRule> = serde_json::from_value(rules).expect("policy rules");
+        self.env
+            .service_account_client("default", name, rules)
             .await
-            .expect("token")
-            .status
-            .and_then(|s| s.token)
-            .expect("token");
-        client_with_token(&self.server, &token)
+            .expect("service account client")
     }
 
     /// A kubeconfig file for the admin, for child processes.
     pub(crate) fn kubeconfig(&self, dir: &std::path::Path) -> std::path::PathBuf {
         let path = dir.join("kubeconfig");
-        let text = format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: mni\n  cluster:\n    server: {}\nusers:\n- name: admin\n  user:\n    token: {}\ncontexts:\n- name: mni\n  context:\n    cluster: mni\n    user: admin\n    namespace: default\ncurrent-context: mni\n",
-            self.server.url(),
-            self.server.admin_token()
-        );
-        std::fs::write(&path, text).expect("write kubeconfig");
+        std::fs::write(&path, self.env.kubeconfig()).expect("write kubeconfig");
         path
     }
-}
-
-pub(crate) fn client_with_token(server: &Server, token: &str) -> Client {
-    let mut config = Config::new(server.url().parse().expect("url"));
-    config.auth_info.token = Some(token.to_string().into());
-    Client::try_from(config).expect("client")
 }
 
 /// A manager builder on ephemeral loopback ports, without signal handling.
@@ -189,7 +122,7 @@ pub(crate) fn ready_condition(w: &Widget) -> Option<(String, String, String, Opt
         .iter()
         .find(|c| c.type_ == "Ready")?;
     Some((
-        c.status.clone(),
+        c.status.to_string(),
         c.reason.clone(),
         c.message.clone(),
         c.observed_generation,
