@@ -177,3 +177,57 @@ async fn a_standby_takes_over_within_the_lease_duration_when_the_leader_crashes(
     b.shutdown().await.expect("clean shutdown");
     assert_no_overlap(&intervals);
 }
+
+#[tokio::test]
+async fn losing_the_lease_stops_reconciling_at_once() {
+    use k8s_openapi::api::coordination::v1::Lease;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+    use mni_operator::{Error, LeaderElectionError};
+
+    let env = Env::start().await;
+    let intervals: Intervals = Arc::default();
+    let a = candidate(&env, "a", &intervals).await;
+    env.widgets()
+        .create(&PostParams::default(), &widget("w", &[]))
+        .await
+        .expect("create");
+    wait_for("a to reconcile", || async {
+        (count(&intervals, "a") > 2).then_some(())
+    })
+    .await;
+    // Someone else takes the Lease, as after a network partition.
+    let leases: kube::Api<Lease> = kube::Api::namespaced(env.client.clone(), "default");
+    wait_for("the lease to be taken over", || async {
+        let mut lease = leases.get("recording-lock").await.ok()?;
+        let spec = lease.spec.as_mut()?;
+        spec.holder_identity = Some("intruder".into());
+        spec.renew_time = Some(MicroTime(jiff::Timestamp::now()));
+        leases
+            .replace("recording-lock", &PostParams::default(), &lease)
+            .await
+            .ok()
+    })
+    .await;
+    let stolen = Instant::now();
+    let result = tokio::time::timeout(Duration::from_secs(5), a.wait())
+        .await
+        .expect("the manager stops");
+    let stopped = Instant::now();
+    assert!(
+        matches!(
+            result,
+            Err(Error::LeaderElection(LeaderElectionError::Lost { .. }))
+        ),
+        "{result:?}"
+    );
+    assert!(
+        stopped - stolen < Duration::from_millis(800),
+        "noticed at the next renewal, took {:?}",
+        stopped - stolen
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        first_after(&intervals, "a", stopped).is_none(),
+        "no reconcile starts after leadership is lost"
+    );
+}
