@@ -163,7 +163,8 @@ impl ManagerBuilder {
         self
     }
 
-    /// Whether SIGTERM and SIGINT shut the manager down gracefully (default true).
+    /// Whether SIGTERM and SIGINT shut the manager down gracefully (default true); a second
+    /// signal exits the process with status 1 at once.
     pub fn with_signal_handling(mut self, handle: bool) -> Self {
         self.handle_signals = handle;
         self
@@ -289,6 +290,10 @@ impl Manager {
                 wait_for_signal().await;
                 tracing::info!("shutdown signal received; finishing in-flight reconciles");
                 shutdown.shutdown();
+                // Like controller-runtime: a second signal does not wait for reconciles.
+                wait_for_signal().await;
+                tracing::warn!("second shutdown signal received; exiting at once");
+                std::process::exit(1);
             })
         });
         let task = tokio::spawn(async move {
