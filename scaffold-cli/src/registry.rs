@@ -58,7 +58,8 @@ impl PluginRef<'_> {
     }
 }
 
-/// Built-in and external plugins. See the [module docs](self).
+/// Built-in and external plugins under one lookup; a built-in shadows an external plugin with
+/// the same key.
 pub struct Registry {
     builtins: Vec<Box<dyn Plugin>>,
     externals: Vec<ExternalPlugin>,

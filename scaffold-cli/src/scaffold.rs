@@ -139,7 +139,9 @@ struct Step {
     flags: Vec<(String, FlagValue)>,
 }
 
-/// Runs `request` as the [module docs](self) describe, printing the report to `out`.
+/// Runs `request`: read PROJECT, check input, resolve the chain, load the Universe, run the
+/// plugins, render PROJECT, validate, then commit atomically (or print plan and diff with
+/// `--dry-run`), printing the report to `out`. Nothing is written when it fails.
 pub fn scaffold(
     registry: &Registry,
     runner: &Runner,

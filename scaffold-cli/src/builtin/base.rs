@@ -6,7 +6,7 @@
 //! `new service NAME` records the service in PROJECT and writes `services/NAME/README.md`. The CLI
 //! itself renders PROJECT (with the chain as `layout`) into the same commit.
 
-use mni_machinery::{TemplateFile, Templates};
+use mni_machinery::{TemplateError, TemplateFile, Templates};
 use mni_plugin::names::{self, NameError};
 use mni_plugin::prelude::*;
 use mni_plugin::{FlagSpec, FlagType, IfExists, PluginKey, Service, SubcommandMetadata};
@@ -30,7 +30,8 @@ struct BaseConfig {
     license: Option<String>,
 }
 
-/// The `base.mni.dev/v1` plugin. See the [module docs](self).
+/// The `base.mni.dev/v1` plugin: `init` fills PROJECT and writes README.md; `new service`
+/// records the service and writes `services/NAME/README.md`.
 pub struct Base {
     key: PluginKey,
     templates: Templates,
@@ -120,7 +121,11 @@ fn invalid(e: NameError) -> PluginError {
     PluginError::InvalidInput(e.to_string())
 }
 
-fn failed(key: &PluginKey, e: impl std::error::Error + Send + Sync + 'static) -> PluginError {
+/// A template failure; an existing file is the user's problem (`--force`), not the plugin's.
+fn failed(key: &PluginKey, e: TemplateError) -> PluginError {
+    if let TemplateError::Universe(e) = e {
+        return PluginError::Universe(e);
+    }
     PluginError::Failed {
         key: key.to_string(),
         message: e.to_string(),

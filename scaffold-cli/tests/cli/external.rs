@@ -169,3 +169,61 @@ fn slow_and_chatty_plugins_are_killed() {
         &["its response exceeded 67108864 bytes and it was killed; stderr: flooding"],
     );
 }
+
+#[test]
+fn plugins_see_the_project_and_little_else() {
+    let spy = r#"#!/usr/bin/env python3
+import json, os, sys
+req = json.load(sys.stdin)
+seen = {
+    "command": req["command"],
+    "args": req["args"],
+    "paths": sorted(req["universe"]),
+    "chain": req.get("pluginChain"),
+    "domain": (req.get("config") or {}).get("domain"),
+    "env": sorted(k for k in os.environ if k != "LC_CTYPE"),
+    "cwd": os.getcwd(),
+}
+json.dump({"apiVersion": "v1alpha1", "command": req["command"],
+           "universe": {"seen.json": json.dumps(seen, indent=1) + "\n"}}, sys.stdout)
+"#;
+    let p = Project::new()
+        .file(".gitignore", "*.log\n")
+        .file("debug.log", "ignored\n")
+        .file(".git/HEAD", "ref: refs/heads/main\n")
+        .file("target/debug/x", "built\n")
+        .file("src/lib.rs", "\n")
+        .plugin("spy.acme.io", "v1", spy);
+    p.run(&["--plugins", "base,spy", "init", "--domain", "acme.io"])
+        .ok();
+    let seen: serde_json::Value = serde_json::from_str(&p.read("seen.json")).unwrap();
+    assert_eq!(seen["command"], "init");
+    assert_eq!(
+        seen["args"],
+        serde_json::json!(["--domain=acme.io", "--project-name=demo"])
+    );
+    // base ran first: README.md is in the universe; PROJECT is written after the chain.
+    assert_eq!(
+        seen["paths"],
+        serde_json::json!([".gitignore", "README.md", "src/lib.rs"])
+    );
+    assert_eq!(
+        seen["chain"],
+        serde_json::json!(["base.mni.dev/v1", "spy.acme.io/v1"])
+    );
+    assert_eq!(seen["domain"], "acme.io");
+    // Only PATH, HOME and LANG are passed on (an interpreter shim may add its own).
+    let env: Vec<&str> = seen["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(env.contains(&"HOME") && env.contains(&"PATH"), "{env:?}");
+    assert!(!env.iter().any(|k| k.starts_with("MNI_")), "{env:?}");
+    let cwd = std::path::Path::new(seen["cwd"].as_str().unwrap());
+    assert_eq!(
+        cwd.canonicalize().unwrap(),
+        p.root().canonicalize().unwrap()
+    );
+}

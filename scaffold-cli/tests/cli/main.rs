@@ -115,6 +115,8 @@ pub(crate) fn run_in(dir: &Path, plugins: &Path, args: &[&str]) -> Run {
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", plugins.parent().expect("tmp"))
         .env("MNI_PLUGINS_PATH", plugins)
+        // Must not reach external plugins: only PATH, HOME and LANG do.
+        .env("MNI_TEST_SECRET", "hunter2")
         .output()
         .expect("run mni-scaffold");
     Run {

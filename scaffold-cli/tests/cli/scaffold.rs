@@ -112,3 +112,40 @@ fn plugins_list_describe_and_completion() {
     let bash = p.run(&["completion", "bash"]).ok();
     assert!(bash.contains("mni-scaffold"), "{bash}");
 }
+
+#[test]
+fn existing_files_need_force() {
+    let p = Project::new().file("services/billing/README.md", "mine\n");
+    p.run(&["init"]).ok();
+    let before = p.tree();
+    p.run(&["new", "service", "billing"]).fails(
+        2,
+        &["services/billing/README.md already exists; pass --force to overwrite it"],
+    );
+    assert_eq!(p.tree(), before);
+    let out = p.run(&["--force", "new", "service", "billing"]).ok();
+    assert!(
+        out.contains("   update services/billing/README.md\n"),
+        "{out}"
+    );
+    assert!(
+        p.read("services/billing/README.md")
+            .starts_with("# billing\n")
+    );
+}
+
+#[test]
+fn unknown_project_fields_survive() {
+    let p = Project::new().file(
+        "PROJECT",
+        "# mine\ndomain: acme.io\nmultigroup: true\nprojectName: demo\nversion: '3'\n",
+    );
+    p.run(&["new", "service", "billing"]).ok();
+    let project = p.read("PROJECT");
+    assert!(project.starts_with("# mine\n"), "{project}");
+    assert!(project.contains("multigroup: true\n"), "{project}");
+    assert!(
+        project.contains("layout:\n- base.mni.dev/v1\n"),
+        "{project}"
+    );
+}
