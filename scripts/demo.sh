@@ -7,10 +7,15 @@ data=.mni/dev
 mkdir -p "$data"
 export KUBECONFIG=$PWD/$data/kubeconfig
 log=$(mktemp)
-target/debug/mni-dev up --listen 127.0.0.1:0 --data-dir "$data" --kubeconfig "$KUBECONFIG" >"$log" 2>&1 &
+"${CARGO_TARGET_DIR:-target}/debug/mni-dev" up --listen 127.0.0.1:0 --data-dir "$data" --kubeconfig "$KUBECONFIG" >"$log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do grep -q ready "$log" && break; sleep 0.1; done
+if ! grep -q ready "$log"; then
+  echo "mni-dev did not become ready:" >&2
+  cat "$log" >&2
+  exit 1
+fi
 cat "$log"
 set -x
 kubectl get namespaces
