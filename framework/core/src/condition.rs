@@ -166,10 +166,17 @@ impl JsonSchema for ConditionStatus {
 /// constraints).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(
+    description = "Condition contains details for one aspect of the current state of this API resource."
+)]
 pub struct Condition {
     /// Type of condition in CamelCase, e.g. `Ready` (see [`TYPE_PATTERN`]).
     #[serde(rename = "type")]
-    #[schemars(regex(pattern = TYPE_PATTERN), length(max = 316))]
+    #[schemars(
+        regex(pattern = TYPE_PATTERN),
+        length(max = 316),
+        description = "type of condition in CamelCase or in foo.example.com/CamelCase."
+    )]
     pub type_: String,
     /// Status of the condition, one of `True`, `False`, `Unknown`.
     pub status: ConditionStatus,
@@ -182,7 +189,11 @@ pub struct Condition {
     pub last_transition_time: Time,
     /// A programmatic identifier, in CamelCase, for the reason of the last transition (see
     /// [`REASON_PATTERN`]).
-    #[schemars(regex(pattern = REASON_PATTERN), length(min = 1, max = 1024))]
+    #[schemars(
+        regex(pattern = REASON_PATTERN),
+        length(min = 1, max = 1024),
+        description = "reason contains a programmatic identifier, in CamelCase, indicating the reason for the condition's last transition."
+    )]
     pub reason: String,
     /// A human-readable message with details about the transition; may be empty.
     #[schemars(length(max = 32768))]

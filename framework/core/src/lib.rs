@@ -95,6 +95,11 @@ mod tests {
         assert_eq!(p["nodeSelector"]["additionalProperties"]["type"], "string");
         assert_eq!(p["tolerations"]["type"], "array");
         assert!(p["resources"]["properties"]["limits"].is_object(), "{p:#}");
+        // Descriptions are prose for `kubectl explain`, without rustdoc examples or links.
+        assert!(
+            !backend["description"].to_string().contains("```"),
+            "{backend:#}"
+        );
         // Structural schemas have no $ref left.
         assert!(!schema.to_string().contains("$ref"), "{schema:#}");
     }
@@ -122,5 +127,9 @@ mod tests {
         assert_eq!(p["lastTransitionTime"]["format"], "date-time");
         assert_eq!(p["observedGeneration"]["minimum"].as_f64(), Some(0.0));
         assert_eq!(p["observedGeneration"]["format"], "int64");
+        assert!(
+            !item.to_string().contains("[`"),
+            "no rustdoc links: {item:#}"
+        );
     }
 }

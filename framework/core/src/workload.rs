@@ -46,6 +46,10 @@ pub const DEFAULT_PORT: i32 = 8080;
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+// The rustdoc above has an example; the CRD (and `kubectl explain`) gets plain prose.
+#[schemars(
+    description = "The workload of one part of a service: the image to run, how many replicas, on which port, with which resources and environment, on which nodes."
+)]
 pub struct WorkloadSpec {
     /// The container image, an OCI reference such as `ghcr.io/acme/billing:1.2.0` or
     /// `registry.local:5000/billing@sha256:…`.
