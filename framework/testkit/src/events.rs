@@ -8,6 +8,7 @@
 
 use std::collections::BTreeSet;
 use std::pin::pin;
+use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Event;
@@ -58,10 +59,24 @@ impl TestEnv {
         K: Resource,
         K::DynamicType: Default,
     {
+        self.assert_event_within(obj, reason, self.timeout()).await
+    }
+
+    /// [`assert_event`](Self::assert_event) with its own timeout, e.g. a short one to check
+    /// that an event is *not* recorded.
+    pub async fn assert_event_within<K>(
+        &self,
+        obj: &K,
+        reason: &str,
+        timeout: Duration,
+    ) -> Result<Event>
+    where
+        K: Resource,
+        K::DynamicType: Default,
+    {
         let target = Target::of(obj)?;
         let api: Api<Event> = Api::all(self.client());
         let mut seen = BTreeSet::new();
-        let timeout = self.timeout();
         let watch = async {
             let config = watcher::Config::default().fields(&target.selector);
             let mut stream = pin!(watcher::watcher(api, config));

@@ -22,7 +22,7 @@ fn event(reason: &str) -> Event {
 #[tokio::test]
 async fn recorded_events_are_found_and_asserted() -> anyhow::Result<()> {
     let env = TestEnv::builder()
-        .with_timeout(Duration::from_millis(500))
+        .with_timeout(Duration::from_secs(10))
         .start()
         .await?;
     let cms: Api<ConfigMap> = Api::namespaced(env.client(), "default");
@@ -81,7 +81,7 @@ async fn recorded_events_are_found_and_asserted() -> anyhow::Result<()> {
 
     // A missing reason names the object and what was recorded instead.
     let err = env
-        .assert_event(&cm, "Deleted")
+        .assert_event_within(&cm, "Deleted", Duration::from_millis(300))
         .await
         .expect_err("never recorded");
     let message = err.to_string();
