@@ -4,7 +4,9 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, ListParams, PostParams};
-use mni_testkit::TestEnv;
+use std::time::Duration;
+
+use mni_testkit::{Error, TestEnv, wait_for};
 
 fn configmap_reader() -> PolicyRule {
     PolicyRule {
@@ -87,6 +89,27 @@ async fn a_cluster_client_has_its_rules_in_every_namespace() -> anyhow::Result<(
             .list(&ListParams::default())
             .await,
     );
+    env.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_wait_without_watch_permission_fails_at_once_naming_the_object() -> anyhow::Result<()> {
+    let env = TestEnv::start().await?;
+    let getter = PolicyRule {
+        verbs: vec!["get".into()],
+        ..configmap_reader()
+    };
+    let client = env
+        .service_account_client("billing", "getter", vec![getter])
+        .await?;
+    let cms: Api<ConfigMap> = Api::default_namespaced(client);
+    let err = wait_for(&cms, "settings", |_| true, Duration::from_secs(30))
+        .await
+        .expect_err("no list/watch");
+    let message = err.to_string();
+    assert!(matches!(err, Error::Watch { .. }), "{message}");
+    assert!(message.contains("ConfigMap billing/settings"), "{message}");
     env.shutdown().await;
     Ok(())
 }
