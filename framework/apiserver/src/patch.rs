@@ -68,13 +68,53 @@ impl Patch {
     pub(crate) fn apply(&self, doc: &Value) -> ApiResult<Value> {
         let mut out = doc.clone();
         match self {
-            Patch::Json(ops) => json_patch::patch(&mut out, &null_tests_of_missing_paths(ops, doc))
-                .map_err(|e| ApiError::new(422, "Invalid", e.to_string()))?,
+            Patch::Json(ops) => apply_json_patch(&mut out, &null_tests_of_missing_paths(ops, doc))?,
             Patch::Merge(p) => json_patch::merge(&mut out, p),
             Patch::Strategic(p) => strategic_merge(&mut out, p, ""),
         }
         Ok(out)
     }
+}
+
+/// The most operations a JSON patch may have, as kube-apiserver limits it.
+const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
+/// The most bytes `copy` operations may add up to (kube-apiserver bounds this too), so a patch
+/// of doubling copies cannot exhaust memory.
+const MAX_ACCUMULATED_COPY_BYTES: usize = 3 * 1024 * 1024;
+
+/// Applies JSON-patch operations one by one to a document the caller throws away on error (so
+/// no rollback is needed), bounding the operation count and the bytes copies add.
+fn apply_json_patch(doc: &mut Value, ops: &json_patch::Patch) -> ApiResult<()> {
+    if ops.0.len() > MAX_JSON_PATCH_OPERATIONS {
+        return Err(ApiError::new(
+            413,
+            "RequestEntityTooLarge",
+            format!(
+                "The allowed count of operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, but the patch contains {}",
+                ops.0.len()
+            ),
+        ));
+    }
+    let mut copied = 0usize;
+    for op in &ops.0 {
+        if let json_patch::PatchOperation::Copy(c) = op
+            && let Some(v) = doc.pointer(c.from.as_str())
+        {
+            copied += serde_json::to_vec(v).map(|b| b.len()).unwrap_or(0);
+            if copied > MAX_ACCUMULATED_COPY_BYTES {
+                return Err(ApiError::new(
+                    422,
+                    "Invalid",
+                    format!(
+                        "the allowed accumulated copy size of {MAX_ACCUMULATED_COPY_BYTES} bytes was exceeded by the JSON patch's copy operations"
+                    ),
+                ));
+            }
+        }
+        json_patch::patch_unsafe(doc, std::slice::from_ref(op))
+            .map_err(|e| ApiError::new(422, "Invalid", e.to_string()))?;
+    }
+    Ok(())
 }
 
 /// Drops `test` operations that expect `null` at a path that does not exist: kube-apiserver's
@@ -275,6 +315,28 @@ mod tests {
         assert_eq!(out["metadata"]["finalizers"], json!(["f"]));
         let err = Patch::Json(ops).apply(&json!({"metadata": {"finalizers": ["g"]}}));
         assert_eq!(err.expect_err("not null").code, 422);
+    }
+
+    #[test]
+    fn move_to_root_then_failure_is_an_error_not_a_panic() {
+        let ops: json_patch::Patch = serde_json::from_value(json!([
+            {"op": "move", "from": "/metadata", "path": ""},
+            {"op": "remove", "path": "/x"}
+        ]))
+        .expect("ops");
+        let err = Patch::Json(ops).apply(&json!({"metadata": {"uid": "u"}}));
+        assert_eq!(err.expect_err("fails").code, 422);
+    }
+
+    #[test]
+    fn doubling_copies_are_bounded() {
+        let mut ops = Vec::new();
+        for i in 0..40 {
+            ops.push(json!({"op": "copy", "from": "/metadata", "path": format!("/metadata/c{i}")}));
+        }
+        let ops: json_patch::Patch = serde_json::from_value(json!(ops)).expect("ops");
+        let err = Patch::Json(ops).apply(&json!({"metadata": {"name": "x".repeat(100)}}));
+        assert_eq!(err.expect_err("bounded").code, 422);
     }
 
     #[test]

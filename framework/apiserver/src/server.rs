@@ -543,6 +543,17 @@ async fn handle(shared: Arc<Shared>, req: Request) -> ApiResult<Response> {
                 )
                 .await?
         }
+        (Method::DELETE | Method::POST, true) if target.subresource.is_some() => {
+            // Subresources serve get, update and patch only.
+            return Err(ApiError::method_not_allowed(
+                method.as_str(),
+                &format!(
+                    "{}/{}",
+                    target.info.plural,
+                    target.subresource.as_deref().unwrap_or_default()
+                ),
+            ));
+        }
         (Method::DELETE, true) => {
             let options = delete_options(&headers, &body, &query)?;
             let dry_run = query.dry_run()?
