@@ -2,7 +2,8 @@
 //! and by a bare kube-rs `Controller` doing the same writes; plus the idle RSS of an operator.
 //!
 //! The parent process runs the embedded API server and creates the Widgets; each measured run
-//! is a child process (this binary again, `MNI_BENCH_PHASE` set) so that its peak RSS
+//! is a child process (this binary again, `MNI_BENCH_PHASE` set) against a fresh server, with
+//! the two sides alternating which goes first, so that its peak RSS
 //! (`VmHWM`) is the operator's alone. A run starts the controller, waits until every Widget is
 //! `Ready=True`, and reports the wall time, the reconciles done and `VmHWM`.
 //!
@@ -152,7 +153,8 @@ async fn wait_converged(widgets: &Api<Widget>, n: usize) {
         if list.items.iter().filter(|w| is_ready(w)).count() >= n {
             return;
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        // Listing every Widget costs the operator's process too; poll less often when big.
+        tokio::time::sleep(Duration::from_millis((n as u64 / 20).max(100))).await;
     }
 }
 
@@ -310,15 +312,10 @@ async fn main() {
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(3);
-    let server = mni_testkit::TestEnv::builder()
-        .with_crds(widget::crds())
-        .start()
-        .await
-        .expect("test environment");
-    let admin = server.client();
-
-    create_widgets(&admin, "idle", 1).await;
+    let server = fresh_env().await;
+    create_widgets(&server.client(), "idle", 1).await;
     let idle = measure(&server, "idle", "idle", 1).await;
+    server.shutdown().await;
     println!(
         "idle example operator (1 widget): VmRSS {} KiB, VmHWM {} KiB",
         idle[0], idle[1]
@@ -327,10 +324,19 @@ async fn main() {
     for n in sizes {
         let mut results: BTreeMap<&str, Vec<Vec<f64>>> = BTreeMap::new();
         for run in 0..runs {
-            for phase in ["mni", "bare"] {
+            // Alternate which side goes first, each on a fresh server, so that neither
+            // inherits the other's objects or a warmer machine.
+            let order = if run % 2 == 0 {
+                ["mni", "bare"]
+            } else {
+                ["bare", "mni"]
+            };
+            for phase in order {
+                let server = fresh_env().await;
                 let ns = format!("{phase}-{n}-{run}");
-                create_widgets(&admin, &ns, n).await;
+                create_widgets(&server.client(), &ns, n).await;
                 let r = measure(&server, phase, &ns, n).await;
+                server.shutdown().await;
                 println!(
                     "  n={n} run={run} {phase}: {:.3} s, {} reconciles, VmHWM {} KiB",
                     r[0], r[1], r[2]
@@ -355,5 +361,12 @@ async fn main() {
             stat("mni", 2) / stat("bare", 2)
         );
     }
-    server.shutdown().await;
+}
+
+async fn fresh_env() -> mni_testkit::TestEnv {
+    mni_testkit::TestEnv::builder()
+        .with_crds(widget::crds())
+        .start()
+        .await
+        .expect("test environment")
 }
