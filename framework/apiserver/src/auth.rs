@@ -6,7 +6,10 @@
 //! - ServiceAccount tokens issued by the TokenRequest subresource: HS256-signed JWTs for
 //!   `system:serviceaccount:NS:NAME` with groups `system:serviceaccounts` and
 //!   `system:serviceaccounts:NS`, valid while the ServiceAccount (same uid) exists;
-//! - no credentials: only the public health and version endpoints, else 401.
+//! - no credentials: only the public health and version endpoints, else 401 — except on a
+//!   plain-HTTP loopback listener started with `--insecure-http`, where (as on kube-apiserver's
+//!   old insecure port) such requests act as the admin, because client-go sends bearer tokens
+//!   only over TLS.
 //!
 //! Callers allowed to `impersonate` (admins) may act as another user with `Impersonate-User`
 //! and `Impersonate-Group` (`kubectl --as`, `--as-group`).
@@ -32,6 +35,8 @@ pub(crate) struct Authn {
     signing_key: ring::hmac::Key,
     authorizer: Mutex<Option<(u64, Arc<Authorizer>)>>,
     rbac_generation: std::sync::atomic::AtomicU64,
+    /// Requests without credentials act as the admin (plain-HTTP loopback serving only).
+    unauthenticated_admin: bool,
 }
 
 impl std::fmt::Debug for Authn {
@@ -64,7 +69,14 @@ impl Authn {
             signing_key: ring::hmac::Key::new(ring::hmac::HMAC_SHA256, signing_secret),
             authorizer: Mutex::new(None),
             rbac_generation: std::sync::atomic::AtomicU64::new(1),
+            unauthenticated_admin: false,
         }
+    }
+
+    /// Lets requests without credentials act as the admin (see the module docs).
+    pub(crate) fn with_unauthenticated_admin(mut self, enabled: bool) -> Self {
+        self.unauthenticated_admin = enabled;
+        self
     }
 
     /// The admin bearer token.
@@ -158,6 +170,7 @@ impl Shared {
             })
             .map(str::trim);
         let user = match token {
+            None if self.authn.unauthenticated_admin => admin(),
             None if public_path(path) => return Ok(UserInfo::anonymous()),
             None => return Err(unauthorized()),
             Some(t) if !t.is_empty() && same_secret(t, self.authn.admin_token()) => admin(),

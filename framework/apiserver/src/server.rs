@@ -113,6 +113,7 @@ pub struct ServerBuilder {
     admin_token: Option<String>,
     secrets_dir: Option<PathBuf>,
     tls: Option<crate::tls::TlsIdentity>,
+    unauthenticated_admin: bool,
 }
 
 impl Default for ServerBuilder {
@@ -126,6 +127,7 @@ impl Default for ServerBuilder {
             admin_token: None,
             secrets_dir: None,
             tls: None,
+            unauthenticated_admin: false,
         }
     }
 }
@@ -176,6 +178,15 @@ impl ServerBuilder {
         self
     }
 
+    /// Let requests without credentials act as the admin, as kube-apiserver's old insecure port
+    /// did. Only for plain HTTP on loopback (`mni-dev up --insecure-http`): client-go sends
+    /// bearer tokens only over TLS. Refused at start for other addresses.
+    #[must_use]
+    pub fn with_unauthenticated_admin(mut self, enabled: bool) -> Self {
+        self.unauthenticated_admin = enabled;
+        self
+    }
+
     /// Serve HTTPS with this identity (default: plain HTTP, for in-process tests).
     #[must_use]
     pub fn with_tls(mut self, identity: crate::tls::TlsIdentity) -> Self {
@@ -203,12 +214,22 @@ impl ServerBuilder {
             source,
         })?;
         let (stop_tx, stop_rx) = watch::channel(false);
+        if self.unauthenticated_admin && (self.tls.is_some() || !addr.ip().is_loopback()) {
+            return Err(Error::Bind {
+                addr,
+                source: std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "unauthenticated admin access is only for plain HTTP on loopback",
+                ),
+            });
+        }
         let (admin_token, signing_secret) = secrets(
             self.secrets_dir.as_deref().or(self.data_dir.as_deref()),
             self.admin_token.clone(),
         )?;
         let shared = Arc::new(Shared {
-            authn: crate::auth::Authn::new(admin_token, &signing_secret),
+            authn: crate::auth::Authn::new(admin_token, &signing_secret)
+                .with_unauthenticated_admin(self.unauthenticated_admin),
             store: store.clone(),
             registry: RwLock::new(Registry::with_builtins()),
             openapi: openapi::Cache::default(),

@@ -778,3 +778,63 @@ fn strategic_merge_patches_from_kubectl() {
         "4"
     );
 }
+
+#[test]
+fn insecure_http_is_loopback_only_and_usable_by_kubectl() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = Command::new(env!("CARGO_BIN_EXE_mni-dev"))
+        .args([
+            "up",
+            "--insecure-http",
+            "--listen",
+            "0.0.0.0:0",
+            "--in-memory",
+            "--data-dir",
+        ])
+        .arg(tmp.path().join("x"))
+        .output()
+        .expect("mni-dev");
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("--insecure-http is only allowed on loopback addresses")
+    );
+    assert!(!tmp.path().join("x").exists(), "nothing written");
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mni-dev"))
+        .args([
+            "up",
+            "--insecure-http",
+            "--no-simulate",
+            "--in-memory",
+            "--listen",
+            "127.0.0.1:0",
+            "--data-dir",
+        ])
+        .arg(tmp.path().join("data"))
+        .arg("--kubeconfig")
+        .arg(tmp.path().join("kubeconfig"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("mni-dev");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("ready");
+    assert!(line.contains("ready: serving http://127.0.0.1:"), "{line}");
+    let out = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(tmp.path().join("kubeconfig"))
+        .args(["get", "namespaces", "-o", "name"])
+        .output()
+        .expect("kubectl");
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("namespace/kube-system"));
+}

@@ -40,7 +40,8 @@ struct UpArgs {
     /// Keep objects in memory (nothing survives a restart; the CA and tokens still do).
     #[arg(long)]
     in_memory: bool,
-    /// Serve plain HTTP instead of HTTPS. Only allowed on loopback addresses, for testing.
+    /// Serve plain HTTP instead of HTTPS, for testing. Only allowed on loopback addresses; as
+    /// kubectl sends no token over plain HTTP, requests without credentials act as the admin.
     #[arg(long)]
     insecure_http: bool,
     /// Do not simulate workloads (by default Deployments, StatefulSets and DaemonSets get pods
@@ -64,7 +65,9 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         // Tokens and the CA live in the data directory even when objects do not.
         builder = builder.with_secrets_dir(&args.data_dir);
     }
-    if !args.insecure_http {
+    if args.insecure_http {
+        builder = builder.with_unauthenticated_admin(true);
+    } else {
         let identity = mni_apiserver::tls::TlsIdentity::load_or_create(
             &args.data_dir.join("pki"),
             Some(args.listen.ip()),
