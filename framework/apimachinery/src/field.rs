@@ -8,6 +8,9 @@
 
 pub(crate) mod gofmt;
 
+/// Quotes a string like Go's `%q` (`strconv.Quote`), as Kubernetes messages print values.
+pub use gofmt::quote as go_quote;
+
 use std::collections::BTreeSet;
 use std::fmt;
 

@@ -20,7 +20,7 @@ mod labels;
 mod schema;
 mod validation;
 
-pub use field::{FieldError, FieldErrorKind, aggregate_message, invalid_status_message};
+pub use field::{FieldError, FieldErrorKind, aggregate_message, go_quote, invalid_status_message};
 pub use fields::{
     FieldOperator, FieldRequirement, FieldSelector, FieldsError, escape_value, unescape_value,
 };

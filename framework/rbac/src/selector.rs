@@ -1,5 +1,6 @@
-//! The `metav1.LabelSelector` subset that ClusterRole aggregation needs: `matchLabels` and
-//! `matchExpressions` (`In`, `NotIn`, `Exists`, `DoesNotExist`), ANDed.
+//! The `metav1.LabelSelector` that ClusterRole aggregation needs, on `mni-apimachinery`'s
+//! selector: `matchLabels` and `matchExpressions` (`In`, `NotIn`, `Exists`, `DoesNotExist`),
+//! ANDed.
 //!
 //! An empty selector (`{}`) matches every ClusterRole, as in Kubernetes. A selector that is not
 //! well formed is a [`SelectorError`]; the aggregation skips it (it matches nothing).
@@ -8,137 +9,37 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-/// Why a label selector could not be read.
+/// Why a label selector is not usable.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SelectorError {
-    /// The selector or one of its parts has the wrong JSON shape.
+    /// The selector is not a well-formed `metav1.LabelSelector` (Kubernetes' message).
     #[error("invalid label selector: {0}")]
     Malformed(String),
-    /// An expression uses an operator other than In, NotIn, Exists, DoesNotExist.
-    #[error("{0:?} is not a valid label selector operator")]
-    UnknownOperator(String),
-    /// In/NotIn without values, or Exists/DoesNotExist with values.
-    #[error("values: Invalid value: {values:?}: {reason}")]
-    BadValues {
-        /// The offending values.
-        values: Vec<String>,
-        /// What the operator requires.
-        reason: &'static str,
-    },
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Requirement {
-    Equals(String, String),
-    In(String, Vec<String>),
-    NotIn(String, Vec<String>),
-    Exists(String),
-    DoesNotExist(String),
-}
-
-/// A parsed label selector.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// A parsed `metav1.LabelSelector`.
+#[derive(Debug, Clone)]
 pub struct LabelSelector {
-    requirements: Vec<Requirement>,
+    inner: mni_apimachinery::Selector,
 }
 
 impl LabelSelector {
-    /// Parses a `metav1.LabelSelector` JSON object.
+    /// Parses a `metav1.LabelSelector` given as JSON.
     pub fn from_value(value: &Value) -> Result<Self, SelectorError> {
-        let obj = value
-            .as_object()
-            .ok_or_else(|| SelectorError::Malformed("selector must be an object".into()))?;
-        let mut requirements = Vec::new();
-        match obj.get("matchLabels") {
-            None | Some(Value::Null) => {}
-            Some(Value::Object(labels)) => {
-                for (k, v) in labels {
-                    let v = v.as_str().ok_or_else(|| {
-                        SelectorError::Malformed(format!("matchLabels[{k:?}] must be a string"))
-                    })?;
-                    requirements.push(Requirement::Equals(k.clone(), v.to_string()));
-                }
-            }
-            Some(_) => return Err(SelectorError::Malformed("matchLabels must be a map".into())),
+        if !value.is_object() {
+            return Err(SelectorError::Malformed(
+                "selector must be an object".into(),
+            ));
         }
-        match obj.get("matchExpressions") {
-            None | Some(Value::Null) => {}
-            Some(Value::Array(exprs)) => {
-                for e in exprs {
-                    requirements.push(expression(e)?);
-                }
-            }
-            Some(_) => {
-                return Err(SelectorError::Malformed(
-                    "matchExpressions must be a list".into(),
-                ));
-            }
-        }
-        Ok(Self { requirements })
+        mni_apimachinery::Selector::from_label_selector(value)
+            .map(|inner| Self { inner })
+            .map_err(|e| SelectorError::Malformed(e.to_string()))
     }
 
-    /// Whether `labels` satisfy every requirement.
+    /// Whether a set of labels satisfies every requirement.
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        self.requirements.iter().all(|r| match r {
-            Requirement::Equals(k, v) => labels.get(k) == Some(v),
-            Requirement::In(k, vs) => labels.get(k).is_some_and(|l| vs.contains(l)),
-            Requirement::NotIn(k, vs) => labels.get(k).is_none_or(|l| !vs.contains(l)),
-            Requirement::Exists(k) => labels.contains_key(k),
-            Requirement::DoesNotExist(k) => !labels.contains_key(k),
-        })
-    }
-}
-
-fn expression(e: &Value) -> Result<Requirement, SelectorError> {
-    let malformed = |m: &str| SelectorError::Malformed(m.to_string());
-    let e = e
-        .as_object()
-        .ok_or_else(|| malformed("matchExpressions entries must be objects"))?;
-    let key = e
-        .get("key")
-        .and_then(Value::as_str)
-        .ok_or_else(|| malformed("matchExpressions key must be a string"))?
-        .to_string();
-    let op = e
-        .get("operator")
-        .and_then(Value::as_str)
-        .ok_or_else(|| malformed("matchExpressions operator must be a string"))?;
-    let values: Vec<String> = match e.get("values") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(vs)) => vs
-            .iter()
-            .map(|v| v.as_str().map(str::to_string))
-            .collect::<Option<_>>()
-            .ok_or_else(|| malformed("matchExpressions values must be strings"))?,
-        Some(_) => return Err(malformed("matchExpressions values must be a list")),
-    };
-    let need_values = |values: Vec<String>| {
-        if values.is_empty() {
-            Err(SelectorError::BadValues {
-                values: Vec::new(),
-                reason: "for 'in', 'notin' operators, values set can't be empty",
-            })
-        } else {
-            Ok(values)
-        }
-    };
-    let no_values = |values: &[String]| {
-        if values.is_empty() {
-            Ok(())
-        } else {
-            Err(SelectorError::BadValues {
-                values: values.to_vec(),
-                reason: "values set must be empty for exists and does not exist",
-            })
-        }
-    };
-    match op {
-        "In" => Ok(Requirement::In(key, need_values(values)?)),
-        "NotIn" => Ok(Requirement::NotIn(key, need_values(values)?)),
-        "Exists" => no_values(&values).map(|()| Requirement::Exists(key)),
-        "DoesNotExist" => no_values(&values).map(|()| Requirement::DoesNotExist(key)),
-        other => Err(SelectorError::UnknownOperator(other.to_string())),
+        self.inner.matches(labels)
     }
 }
 

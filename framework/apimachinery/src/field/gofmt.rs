@@ -80,7 +80,7 @@ pub(crate) fn number_v(n: &serde_json::Number) -> String {
 }
 
 /// Quotes a string like Go's `%q` / `strconv.Quote`.
-pub(crate) fn quote(s: &str) -> String {
+pub fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
