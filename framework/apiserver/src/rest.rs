@@ -577,16 +577,20 @@ impl Shared {
                 if opts.dry_run {
                     return Ok(Reply::ok(next));
                 }
+                self.before_remove(info, &next).await?;
                 return match self.store.delete(&key, Some(revision)).await {
                     Ok(_) => {
-                        self.after_delete(info, &next).await?;
+                        self.after_delete(info);
                         Ok(Reply {
                             code: 200,
                             body: next,
                             warnings,
                         })
                     }
-                    Err(mni_store::Error::Conflict { .. }) => continue,
+                    Err(mni_store::Error::Conflict { .. }) => {
+                        self.remove_failed(info, &key)?;
+                        continue;
+                    }
                     Err(e) => Err(e.into()),
                 };
             }
@@ -707,12 +711,16 @@ impl Shared {
             if dry_run {
                 return Ok(Reply::ok(current));
             }
+            self.before_remove(info, &current).await?;
             match self.store.delete(&key, Some(revision)).await {
                 Ok(_) => {
-                    self.after_delete(info, &current).await?;
+                    self.after_delete(info);
                     return Ok(Reply::ok(current));
                 }
-                Err(mni_store::Error::Conflict { .. }) => continue,
+                Err(mni_store::Error::Conflict { .. }) => {
+                    self.remove_failed(info, &key)?;
+                    continue;
+                }
                 Err(mni_store::Error::NotFound { .. }) => {
                     return Err(ApiError::not_found(info.group_resource(), name));
                 }
@@ -729,12 +737,29 @@ impl Shared {
         }
     }
 
-    async fn after_delete(&self, info: &ResourceInfo, obj: &Value) -> ApiResult<()> {
+    /// Work that must happen while the object still exists: a CRD's custom resources go (and
+    /// its resources stop being served) before the CRD itself, as kube-apiserver's
+    /// `customresourcecleanup` finalizer orders it — so a CRD re-created under the same name
+    /// never loses its new objects to the old one's cleanup.
+    async fn before_remove(&self, info: &ResourceInfo, obj: &Value) -> ApiResult<()> {
+        if crd::is_crd(info) {
+            crd::unregister(self, obj).await?;
+        }
+        Ok(())
+    }
+
+    fn after_delete(&self, info: &ResourceInfo) {
         self.after_write(info);
         // Dependents of the removed object are now garbage.
         self.kick_controllers();
-        if crd::is_crd(info) {
-            crd::unregister(self, obj).await?;
+    }
+
+    /// Undoes `before_remove` when the removal itself lost a race: the CRD is served again.
+    fn remove_failed(&self, info: &ResourceInfo, key: &str) -> ApiResult<()> {
+        if crd::is_crd(info)
+            && let Some(kv) = self.store.get(key)
+        {
+            crd::register(self, &object::from_stored(&kv)?)?;
         }
         Ok(())
     }
