@@ -204,12 +204,7 @@ async fn the_example_reconciles_and_exits_0_on_sigterm() {
     let env = Env::start().await;
     let dir = tempfile::tempdir().expect("tempdir");
     let kubeconfig = env.kubeconfig(dir.path());
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let health = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let health = std::net::SocketAddr::from(([127, 0, 0, 1], listen_port()));
     let mut child = tokio::process::Command::new(example_binary())
         .args([
             "--metrics-bind-address",
@@ -255,4 +250,25 @@ async fn the_example_reconciles_and_exits_0_on_sigterm() {
         .expect("exits")
         .expect("status");
     assert_eq!(exit.code(), Some(0), "SIGTERM is a clean shutdown");
+}
+
+/// A free port below the kernel's ephemeral range (32768+): a port taken from that range and
+/// released can be reused as the source port of any outgoing connection (other tests make
+/// thousands) before the child process binds it.
+fn listen_port() -> u16 {
+    let seed = std::process::id() as u64
+        ^ std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+    (0..2000u64)
+        .map(|i| {
+            20_000
+                + ((seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(i * 7919))
+                    % 10_000) as u16
+        })
+        .find(|p| std::net::TcpListener::bind(("127.0.0.1", *p)).is_ok())
+        .expect("a free port between 20000 and 30000")
 }
