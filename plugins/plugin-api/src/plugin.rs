@@ -117,9 +117,15 @@ impl PluginError {
     /// Whether the CLI should report this as bad input (exit code 2).
     #[must_use]
     pub fn is_invalid_input(&self) -> bool {
+        // A resource or service that already exists is the user's input clashing with the
+        // project, like a file that exists without --force.
         matches!(
             self,
-            Self::InvalidInput(_) | Self::Universe(UniverseError::AlreadyExists { .. })
+            Self::InvalidInput(_)
+                | Self::Universe(UniverseError::AlreadyExists { .. })
+                | Self::Project(
+                    ProjectError::DuplicateResource(_) | ProjectError::DuplicateService(_)
+                )
         )
     }
 }
@@ -313,6 +319,27 @@ pub fn run(plugin: &dyn Plugin, sub: Subcommand, cx: &mut Context<'_>) -> Result
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn duplicates_in_the_project_are_bad_input() {
+        assert!(
+            PluginError::Project(ProjectError::DuplicateResource("g/v, Kind=K".into()))
+                .is_invalid_input()
+        );
+        assert!(
+            PluginError::Project(ProjectError::DuplicateService("billing".into()))
+                .is_invalid_input()
+        );
+        assert!(
+            !PluginError::Failed {
+                key: "k".into(),
+                message: "m".into(),
+                source: None
+            }
+            .is_invalid_input()
+        );
+    }
+
     use super::*;
     use crate::universe::IfExists;
 
