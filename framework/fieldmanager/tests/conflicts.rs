@@ -1,71 +1,10 @@
 //! Apply conflicts, forcing, and rejected apply configurations, with kube's messages.
 
-use mni_fieldmanager::{Applied, ApplyError, ManagedFieldsEntry, TypeInfo, apply, builtin};
+use mni_fieldmanager::{Applied, ApplyError, apply};
 use serde_json::{Value, json};
 
-const T0: &str = "2024-01-01T00:00:00Z";
-const T1: &str = "2024-01-01T00:01:00Z";
-const T2: &str = "2024-01-01T00:02:00Z";
-
-fn deployment_types() -> TypeInfo {
-    builtin("apps", "Deployment").unwrap_or_default()
-}
-
-fn cm_types() -> TypeInfo {
-    builtin("", "ConfigMap").unwrap_or_default()
-}
-
-fn deployment(spec: Value) -> Value {
-    json!({"apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": "web", "namespace": "default"}, "spec": spec})
-}
-
-fn cm(data: Value) -> Value {
-    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": data})
-}
-
-/// Applies on top of a previous result (or creates), panicking never: errors come back.
-fn step(
-    prev: Option<&Applied>,
-    config: &Value,
-    manager: &str,
-    force: bool,
-    types: &TypeInfo,
-    now: &str,
-) -> Result<Applied, ApplyError> {
-    let api_version = config
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    apply(
-        prev.map(|p| &p.object),
-        config,
-        manager,
-        prev.map(|p| p.managed.as_slice()).unwrap_or(&[]),
-        force,
-        types,
-        now,
-        api_version,
-        None,
-    )
-}
-
-fn ok(r: Result<Applied, ApplyError>) -> Applied {
-    assert!(r.is_ok(), "unexpected error: {r:?}");
-    r.unwrap_or(Applied {
-        object: Value::Null,
-        managed: Vec::new(),
-        changed: false,
-    })
-}
-
-fn fields_of_manager(entries: &[ManagedFieldsEntry], manager: &str) -> Value {
-    entries
-        .iter()
-        .find(|e| e.manager == manager)
-        .map(|e| e.fields_v1.to_fields_v1())
-        .unwrap_or(Value::Null)
-}
+mod common;
+use common::*;
 
 fn conflict_message(r: Result<Applied, ApplyError>) -> String {
     match r {

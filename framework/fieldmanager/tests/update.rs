@@ -6,13 +6,8 @@ use mni_fieldmanager::{
 };
 use serde_json::{Value, json};
 
-const T0: &str = "2024-01-01T00:00:00Z";
-const T1: &str = "2024-01-01T00:01:00Z";
-const T2: &str = "2024-01-01T00:02:00Z";
-
-fn deployment_types() -> TypeInfo {
-    builtin("apps", "Deployment").unwrap_or_default()
-}
+mod common;
+use common::{T0, T1, T2, deployment_types};
 
 fn entry<'a>(entries: &'a [ManagedFieldsEntry], manager: &str) -> Option<&'a ManagedFieldsEntry> {
     entries.iter().find(|e| e.manager == manager)
