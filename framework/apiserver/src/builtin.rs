@@ -173,28 +173,28 @@ kind!(
     apps::v1::Deployment,
     &[],
     defaults::deployment,
-    validation::deployment
+    validation::workload
 );
 kind!(
     REPLICA_SET,
     apps::v1::ReplicaSet,
     &[("status.replicas", "status.replicas")],
     defaults::replica_set,
-    validation::replica_set
+    validation::workload
 );
 kind!(
     STATEFUL_SET,
     apps::v1::StatefulSet,
     &[],
     defaults::stateful_set,
-    validation::stateful_set
+    validation::workload
 );
 kind!(
     DAEMON_SET,
     apps::v1::DaemonSet,
     &[],
     defaults::daemon_set,
-    validation::daemon_set
+    validation::workload
 );
 kind!(
     LEASE,

@@ -662,7 +662,6 @@ impl Shared {
             let mut changed = false;
             if let Some(f) = policy_finalizer
                 && !finalizers.iter().any(|x| x == f)
-                && (!deleting || !finalizers.is_empty())
             {
                 finalizers.retain(|x| x != ORPHAN_FINALIZER && x != FOREGROUND_FINALIZER);
                 finalizers.push(f.to_string());
@@ -879,10 +878,7 @@ fn merge_for_update(
         }
     }
     if info.generation && object::spec_of(&next) != object::spec_of(current) {
-        let g = meta_str(current, "generation").map_or_else(
-            || current["metadata"]["generation"].as_i64().unwrap_or(0),
-            |s| s.parse().unwrap_or(0),
-        );
+        let g = current["metadata"]["generation"].as_i64().unwrap_or(0);
         meta_mut(&mut next).insert("generation".into(), json!(g + 1));
     }
     Ok(next)

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
 use crate::object;
-use crate::request::{self, Query, Target};
+use crate::request::{self, Target};
 use crate::rest::Reply;
 use crate::server::Shared;
 
@@ -77,7 +77,6 @@ pub(crate) async fn handle(
     user: &UserInfo,
     headers: &HeaderMap,
     body: &[u8],
-    query: &Query,
 ) -> ApiResult<Option<Reply>> {
     let info = &target.info;
     let token_request = info.group.is_empty()
@@ -173,7 +172,6 @@ pub(crate) async fn handle(
             other => return Err(ApiError::method_not_allowed("POST", other)),
         }
     };
-    let _ = query;
     obj["status"] = status;
     if obj.get("metadata").is_none() {
         obj["metadata"] = json!({"creationTimestamp": null});

@@ -510,7 +510,7 @@ async fn handle(shared: Arc<Shared>, req: Request) -> ApiResult<Response> {
         Route::Resource(t) => t,
     };
     if let Some(reply) =
-        crate::reviews::handle(&shared, &target, &method, &user, &headers, &body, &query).await?
+        crate::reviews::handle(&shared, &target, &method, &user, &headers, &body).await?
     {
         return Ok(json_response(reply.code, &reply.body, &[]));
     }

@@ -230,25 +230,8 @@ fn selector_and_template(v: &Value, errs: &mut Vec<FieldError>) {
     );
 }
 
-/// Deployment.
-pub(crate) fn deployment(v: &Value) -> Vec<FieldError> {
-    let mut errs = Vec::new();
-    selector_and_template(v, &mut errs);
-    errs
-}
-
-/// ReplicaSet.
-pub(crate) fn replica_set(v: &Value) -> Vec<FieldError> {
-    deployment(v)
-}
-
-/// StatefulSet.
-pub(crate) fn stateful_set(v: &Value) -> Vec<FieldError> {
-    deployment(v)
-}
-
-/// DaemonSet.
-pub(crate) fn daemon_set(v: &Value) -> Vec<FieldError> {
+/// Deployments, ReplicaSets, StatefulSets and DaemonSets: replicas, selector and template.
+pub(crate) fn workload(v: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
     selector_and_template(v, &mut errs);
     errs
@@ -381,10 +364,10 @@ mod tests {
     fn deployment_selector_must_match_template() {
         let d = json!({"spec": {"selector": {"matchLabels": {"app": "a"}},
             "template": {"metadata": {"labels": {"app": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}});
-        assert_eq!(paths(deployment(&d)), vec!["spec.template.metadata.labels"]);
+        assert_eq!(paths(workload(&d)), vec!["spec.template.metadata.labels"]);
         let ok = json!({"spec": {"selector": {"matchLabels": {"app": "a"}},
             "template": {"metadata": {"labels": {"app": "a"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}});
-        assert!(deployment(&ok).is_empty());
+        assert!(workload(&ok).is_empty());
     }
 
     #[test]
