@@ -6,11 +6,22 @@
 //! into plugin flags by [`InitArgs::to_flags`], [`CreateApiArgs::to_flags`] and friends, in
 //! `--name=value` form, which Kubebuilder's pflag-based external plugins, `mni-plugin`'s
 //! `FlagValues::parse_args` and Python's `argparse` all read.
+//!
+//! These fixed flags are the ones every chain understands. Flags that only some plugins declare
+//! are added to the command at parse time ([`crate::parse`]) and carried in
+//! [`Cli::plugin_flags`]; the [`PluginFlags`] docs explain how.
 
 use std::path::PathBuf;
 
 use clap::{ArgAction, Args, Parser, Subcommand};
 use mni_plugin::{FlagValue, FlagValues};
+
+mod plugin_flags;
+
+pub use plugin_flags::{PluginFlags, PluginFlagsError, Scan, scan};
+
+/// The default of `--plugin-timeout`, in seconds.
+pub const DEFAULT_PLUGIN_TIMEOUT: u64 = 60;
 
 /// `mni-scaffold`: scaffold mNi service operators with a chain of plugins.
 #[derive(Debug, Clone, Parser)]
@@ -22,6 +33,10 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+    /// The flags the chain's plugins declare for the subcommand, with the values given; empty
+    /// when the command line was parsed without the chain (e.g. by `Cli::parse`).
+    #[arg(skip)]
+    pub plugin_flags: PluginFlags,
 }
 
 /// Flags every subcommand accepts.
@@ -40,7 +55,7 @@ pub struct GlobalArgs {
     #[arg(short = 'C', global = true, value_name = "DIR")]
     pub dir: Option<PathBuf>,
     /// Seconds an external plugin may run before it is killed.
-    #[arg(long, global = true, value_name = "SECS", default_value_t = 60)]
+    #[arg(long, global = true, value_name = "SECS", default_value_t = DEFAULT_PLUGIN_TIMEOUT)]
     pub plugin_timeout: u64,
 }
 

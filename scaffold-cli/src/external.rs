@@ -251,18 +251,27 @@ impl ExternalPlugin {
         cwd: &Path,
         sub: Subcommand,
     ) -> Result<(SubcommandMetadata, Vec<FlagSpec>), ExternalError> {
-        let ask = |command| {
-            let mut request = PluginRequest::new(command);
-            request.args = vec![subcommand_arg(sub).to_owned()];
-            self.call(runner, cwd, &request)
-        };
-        let metadata = ask(Command::Metadata)?.metadata.into();
-        let flags = ask(Command::Flags)?
+        let mut request = PluginRequest::new(Command::Metadata);
+        request.args = vec![subcommand_arg(sub).to_owned()];
+        let metadata = self.call(runner, cwd, &request)?.metadata.into();
+        Ok((metadata, self.flags(runner, cwd, sub)?))
+    }
+
+    /// Asks for the `flags` of `sub` (what the CLI accepts on the plugin's behalf).
+    pub fn flags(
+        &self,
+        runner: &Runner,
+        cwd: &Path,
+        sub: Subcommand,
+    ) -> Result<Vec<FlagSpec>, ExternalError> {
+        let mut request = PluginRequest::new(Command::Flags);
+        request.args = vec![subcommand_arg(sub).to_owned()];
+        Ok(self
+            .call(runner, cwd, &request)?
             .flags
             .into_iter()
             .map(FlagSpec::from)
-            .collect();
-        Ok((metadata, flags))
+            .collect())
     }
 
     /// Runs `sub` with `args` over `cx` for the project at `root` (the working directory). On

@@ -1,6 +1,8 @@
 //! `mni-scaffold`: the Kubebuilder-style CLI that scaffolds mNi projects with plugins.
 //!
-//! Start with [`run`], which acts on a parsed [`Cli`]: the scaffolding subcommands go through
+//! Start with [`parse`], which reads the command line together with the flags the plugin chain
+//! declares (see [`cli::PluginFlags`]), then [`run`], which acts on the parsed [`Cli`]: the
+//! scaffolding subcommands go through
 //! [`scaffold`](scaffold()) (read PROJECT → resolve the plugin chain → load the Universe → run
 //! the plugins → validate → commit atomically, PROJECT included), `plugins list|describe` through
 //! the [`Registry`] and `completion` through `clap_complete`. Built-in plugins are listed in one
@@ -10,7 +12,9 @@
 //!
 //! Exit codes, as [`Error::exit_code`] computes them: 0 on success, 2 on bad input (invalid
 //! names, unknown plugin key, missing or foreign PROJECT, conflicting resource, malformed flags,
-//! a plugin answering `error: true`), 1 on any other failure. Nothing is written on failure.
+//! a plugin answering `error: true`, a flag no plugin of the chain declares), 1 on any other
+//! failure; clap's own usage errors keep clap's code (2; 0 for `--help`). Nothing is written on
+//! failure.
 //!
 //! **Architecture invariant:** the CLI touches the project only through `mni-machinery`
 //! (`load_universe`, `validate`, `plan`, atomic commit); it never writes a file itself.
@@ -26,13 +30,15 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use clap::CommandFactory;
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{CommandFactory, FromArgMatches};
+use mni_plugin::{FlagSpec, PluginKey, subcommand};
 
 pub use cli::Cli;
 pub use registry::{PluginRef, Registry, RegistryError};
 pub use scaffold::{Request, ScaffoldError, scaffold};
 
-use cli::{Command, CreateCommand, NewCommand, PluginsCommand};
+use cli::{Command, CreateCommand, NewCommand, PluginFlags, PluginFlagsError, PluginsCommand};
 use external::{Limits, MAX_RESPONSE, Runner};
 
 /// Why a command failed.
@@ -45,6 +51,13 @@ pub enum Error {
     /// `plugins describe` failed.
     #[error(transparent)]
     Registry(#[from] RegistryError),
+    /// The command line does not parse (or asks for `--help`); print it with
+    /// [`clap::Error::print`].
+    #[error("{0}")]
+    Usage(#[source] clap::Error),
+    /// A flag no plugin declares, or a plugin declaring a flag that cannot be offered.
+    #[error(transparent)]
+    PluginFlags(#[from] PluginFlagsError),
     /// Printing failed.
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),
@@ -58,6 +71,8 @@ impl Error {
             Self::Scaffold(e) => e.exit_code(),
             Self::Registry(RegistryError::Resolve(_)) => 2,
             Self::Registry(RegistryError::External(e)) if e.is_invalid_input() => 2,
+            Self::Usage(e) => u8::try_from(e.exit_code()).unwrap_or(2),
+            Self::PluginFlags(PluginFlagsError::Unknown { .. }) => 2,
             _ => 1,
         }
     }
@@ -97,6 +112,88 @@ impl Environment {
     }
 }
 
+fn runner(env: &Environment, timeout_secs: u64) -> Runner {
+    Runner::new(
+        env.vars.iter().cloned(),
+        Limits {
+            timeout: Duration::from_secs(timeout_secs),
+            max_output: MAX_RESPONSE,
+        },
+    )
+}
+
+/// Parses a command line (program name first) with the fixed flags of [`Cli`] plus every flag
+/// the plugins of the resolved chain declare for the subcommand, typed as declared and listed
+/// by the subcommand's `--help`.
+///
+/// The chain is resolved as [`scaffold()`] will resolve it (`--plugins`, else the PROJECT
+/// `layout` under `-C`, else the default); external plugins of the chain are asked for their
+/// `flags`. A flag that neither [`Cli`] nor the chain declares is [`Error::PluginFlags`] (exit
+/// code 2) naming it and listing the accepted ones; other clap errors, and `--help`, are
+/// [`Error::Usage`]. If the chain cannot be resolved, `--help` still prints the fixed flags.
+pub fn parse<I, T>(args: I, env: &Environment) -> Result<Cli, Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString>,
+{
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let scan = cli::scan(&args);
+    let mut flags = PluginFlags::default();
+    if let Some(sub) = scan.subcommand {
+        match declared_flags(&scan, sub, env) {
+            Ok(declared) => flags = PluginFlags::new(sub, declared),
+            Err(_) if scan.help => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let mut cmd = flags.augment(Cli::command())?;
+    let matches = cmd.try_get_matches_from_mut(&args).map_err(|e| {
+        if e.kind() == ErrorKind::UnknownArgument
+            && let Some(ContextValue::String(flag)) = e.get(ContextKind::InvalidArg)
+            && flag.starts_with('-')
+            && let Some(unknown) = flags.unknown_flag(&cmd, flag)
+        {
+            return Error::PluginFlags(unknown);
+        }
+        Error::Usage(e)
+    })?;
+    let mut cli = Cli::from_arg_matches(&matches).map_err(Error::Usage)?;
+    flags.read(&matches);
+    cli.plugin_flags = flags;
+    Ok(cli)
+}
+
+/// What each plugin of the chain declares for `sub`.
+fn declared_flags(
+    scan: &cli::Scan,
+    sub: mni_plugin::Subcommand,
+    env: &Environment,
+) -> Result<Vec<(PluginKey, Vec<FlagSpec>)>, Error> {
+    let registry = Registry::discover(env.plugins_dir.as_deref());
+    let root = scaffold::project_root(scan.dir.as_deref())?;
+    let (_, config) = scaffold::read_project(&root)?;
+    let chain = scaffold::resolve_chain(&registry, &config, scan.plugins.as_deref())?;
+    let runner = runner(
+        env,
+        scan.plugin_timeout.unwrap_or(cli::DEFAULT_PLUGIN_TIMEOUT),
+    );
+    let cwd = if root.is_dir() { &root } else { Path::new(".") };
+    let mut declared = Vec::with_capacity(chain.len());
+    for key in chain {
+        let specs = match registry.get(&key) {
+            Some(PluginRef::BuiltIn(p)) => {
+                subcommand(p, sub).map(|s| s.flags()).unwrap_or_default()
+            }
+            Some(PluginRef::External(e)) => {
+                e.flags(&runner, cwd, sub).map_err(ScaffoldError::from)?
+            }
+            None => Vec::new(),
+        };
+        declared.push((key, specs));
+    }
+    Ok(declared)
+}
+
 /// Runs a parsed command line, printing to `out` (warnings go to `err`).
 pub fn run(
     cli: Cli,
@@ -105,13 +202,7 @@ pub fn run(
     err: &mut dyn Write,
 ) -> Result<(), Error> {
     let registry = Registry::discover(env.plugins_dir.as_deref());
-    let runner = Runner::new(
-        env.vars.iter().cloned(),
-        Limits {
-            timeout: Duration::from_secs(cli.global.plugin_timeout),
-            max_output: MAX_RESPONSE,
-        },
-    );
+    let runner = runner(env, cli.global.plugin_timeout);
     let request = match cli.command {
         Command::Init(args) => Request::Init(args),
         Command::New(NewCommand::Service(args)) => Request::NewService(args),
@@ -135,6 +226,13 @@ pub fn run(
             return Ok(());
         }
     };
-    scaffold(&registry, &runner, &cli.global, &request, out)?;
+    scaffold(
+        &registry,
+        &runner,
+        &cli.global,
+        &cli.plugin_flags,
+        &request,
+        out,
+    )?;
     Ok(())
 }

@@ -19,11 +19,11 @@ use std::path::{Path, PathBuf};
 use mni_machinery::{Action, CommitError, LoadError, PlanError, ValidationError};
 use mni_plugin::names::{self, NameError};
 use mni_plugin::{
-    Context, FlagValue, IfExists, PROJECT_FILE, PluginError, PluginKey, ProjectConfig,
-    ProjectError, ResolveError, Resource, ResourceApi, Subcommand, subcommand,
+    Context, FlagSpec, FlagValue, FlagValues, IfExists, PROJECT_FILE, PluginError, PluginKey,
+    ProjectConfig, ProjectError, ResolveError, Resource, ResourceApi, Subcommand, subcommand,
 };
 
-use crate::cli::{self, CreateApiArgs, GlobalArgs, InitArgs, NewServiceArgs};
+use crate::cli::{self, CreateApiArgs, GlobalArgs, InitArgs, NewServiceArgs, PluginFlags};
 use crate::external::{ExternalError, Runner};
 use crate::registry::{PluginRef, Registry};
 
@@ -139,18 +139,15 @@ struct Step {
     flags: Vec<(String, FlagValue)>,
 }
 
-/// Runs `request`: read PROJECT, check input, resolve the chain, load the Universe, run the
-/// plugins, render PROJECT, validate, then commit atomically (or print plan and diff with
-/// `--dry-run`), printing the report to `out`. Nothing is written when it fails.
-pub fn scaffold(
-    registry: &Registry,
-    runner: &Runner,
-    global: &GlobalArgs,
-    request: &Request,
-    out: &mut dyn Write,
-) -> Result<(), ScaffoldError> {
-    let root = std::path::absolute(global.dir.as_deref().unwrap_or(Path::new(".")))
-        .map_err(|source| io_error(Path::new("."), source))?;
+/// The project directory: `-C DIR`, else the current directory, made absolute.
+pub(crate) fn project_root(dir: Option<&Path>) -> Result<PathBuf, ScaffoldError> {
+    std::path::absolute(dir.unwrap_or(Path::new(".")))
+        .map_err(|source| io_error(Path::new("."), source))
+}
+
+/// Reads `root/PROJECT`: its text (`None` when there is none) and the parsed config (the
+/// default when there is none). A malformed file is bad input naming line and field.
+pub(crate) fn read_project(root: &Path) -> Result<(Option<String>, ProjectConfig), ScaffoldError> {
     let project_path = root.join(PROJECT_FILE);
     let text = match fs::read_to_string(&project_path) {
         Ok(text) => Some(text),
@@ -158,19 +155,48 @@ pub fn scaffold(
         Err(e) if e.kind() == io::ErrorKind::NotADirectory => None,
         Err(source) => return Err(io_error(&project_path, source)),
     };
-    let mut config = match &text {
+    let config = match &text {
         Some(text) => ProjectConfig::from_yaml(text).map_err(|source| ScaffoldError::Project {
-            dir: root.clone(),
+            dir: root.to_owned(),
             source,
         })?,
         None => ProjectConfig::default(),
     };
+    Ok((text, config))
+}
 
-    let steps = plan_steps(request, &root, &config, text.is_some())?;
-    let chain = registry
+/// The chain: `--plugins`, else the PROJECT `layout`, else the built-in default.
+pub(crate) fn resolve_chain(
+    registry: &Registry,
+    config: &ProjectConfig,
+    plugins: Option<&str>,
+) -> Result<Vec<PluginKey>, ScaffoldError> {
+    Ok(registry
         .resolver()
         .with_layout(&config.layout)
-        .resolve(global.plugins.as_deref())?;
+        .resolve(plugins)?)
+}
+
+/// Runs `request`: read PROJECT, check input, resolve the chain, load the Universe, run the
+/// plugins, render PROJECT, validate, then commit atomically (or print plan and diff with
+/// `--dry-run`), printing the report to `out`. Nothing is written when it fails.
+///
+/// Each plugin gets the fixed flags of the request plus the flags it declared itself, from
+/// `plugin_flags` (see [`PluginFlags`]); an external plugin whose declarations are not in
+/// `plugin_flags` gets the fixed flags only.
+pub fn scaffold(
+    registry: &Registry,
+    runner: &Runner,
+    global: &GlobalArgs,
+    plugin_flags: &PluginFlags,
+    request: &Request,
+    out: &mut dyn Write,
+) -> Result<(), ScaffoldError> {
+    let root = project_root(global.dir.as_deref())?;
+    let (text, mut config) = read_project(&root)?;
+
+    let steps = plan_steps(request, &root, &config, text.is_some())?;
+    let chain = resolve_chain(registry, &config, global.plugins.as_deref())?;
     let plugins: Vec<(PluginKey, PluginRef<'_>)> = chain
         .iter()
         .filter_map(|k| registry.get(k).map(|p| (k.clone(), p)))
@@ -189,35 +215,54 @@ pub fn scaffold(
         .universe
         .with_force(global.force);
     for step in &steps {
-        let values = cli::flag_values(&step.flags);
-        let mut cx = Context {
-            universe: &mut universe,
-            config: &mut config,
-            flags: &values,
-            chain: &chain,
-        };
-        for (_, plugin) in &plugins {
+        // What each built-in plugin sees: the fixed flags and its own declared flags.
+        let mut values = Vec::with_capacity(plugins.len());
+        for (key, plugin) in &plugins {
+            values.push(match plugin {
+                PluginRef::BuiltIn(p) => match subcommand(*p, step.sub) {
+                    Some(s) => plugin_flags
+                        .values_for(step.sub, &s.flags(), &step.flags)
+                        .map_err(|e| PluginError::InvalidInput(format!("plugin {key}: {e}")))?,
+                    None => FlagValues::new(),
+                },
+                PluginRef::External(_) => FlagValues::new(),
+            });
+        }
+        macro_rules! cx {
+            ($flags:expr) => {
+                Context {
+                    universe: &mut universe,
+                    config: &mut config,
+                    flags: $flags,
+                    chain: &chain,
+                }
+            };
+        }
+        for ((_, plugin), flags) in plugins.iter().zip(&values) {
             if let PluginRef::BuiltIn(p) = plugin
                 && let Some(s) = subcommand(*p, step.sub)
             {
-                s.validate(&cx)?;
+                s.validate(&cx!(flags))?;
             }
         }
-        for (_, plugin) in &plugins {
+        for ((key, plugin), flags) in plugins.iter().zip(&values) {
             match plugin {
                 PluginRef::BuiltIn(p) => {
                     if let Some(s) = subcommand(*p, step.sub) {
-                        s.run(&mut cx)?;
+                        s.run(&mut cx!(flags))?;
                     }
                 }
                 PluginRef::External(e) => {
-                    e.scaffold(
-                        runner,
-                        &root,
-                        step.sub,
-                        cli::flag_args(&step.flags),
-                        &mut cx,
-                    )?;
+                    let mut args = cli::flag_args(&step.flags);
+                    if let Some(specs) = plugin_flags.declared(key, step.sub) {
+                        let own: Vec<FlagSpec> = specs
+                            .iter()
+                            .filter(|s| !step.flags.iter().any(|(n, _)| *n == s.name))
+                            .cloned()
+                            .collect();
+                        args.extend(plugin_flags.args_for(step.sub, &own));
+                    }
+                    e.scaffold(runner, &root, step.sub, args, &mut cx!(flags))?;
                 }
             }
         }
@@ -407,5 +452,110 @@ impl Drop for CreatedDirs {
         for dir in self.created.iter().rev() {
             let _ = fs::remove_dir(dir);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::external::Limits;
+    use mni_plugin::{FlagType, Init, Plugin};
+
+    /// Writes its flag values to `flags.txt` on `init`.
+    struct Flagged(PluginKey);
+
+    impl Init for Flagged {
+        fn flags(&self) -> Vec<FlagSpec> {
+            vec![
+                FlagSpec::new("title", FlagType::String, "title").with_default("untitled"),
+                FlagSpec::new("count", FlagType::Int, "count"),
+                FlagSpec::new("domain", FlagType::String, "fixed, so not overridden"),
+            ]
+        }
+
+        fn run(&self, cx: &mut Context<'_>) -> Result<(), PluginError> {
+            let text: String = cx
+                .flags
+                .iter()
+                .map(|(k, v)| format!("{k}={v:?}\n"))
+                .collect();
+            cx.universe.write("flags.txt", text, IfExists::Overwrite)?;
+            Ok(())
+        }
+    }
+
+    impl Plugin for Flagged {
+        fn key(&self) -> &PluginKey {
+            &self.0
+        }
+        fn init(&self) -> Option<&dyn Init> {
+            Some(self)
+        }
+    }
+
+    #[test]
+    fn built_ins_get_their_declared_flags() {
+        let key: PluginKey = "flagged.acme.io/v1".parse().unwrap();
+        let plugin = Flagged(key.clone());
+        let specs = plugin.flags();
+        let registry = Registry::new(vec![Box::new(plugin)], Vec::new(), Vec::new());
+        let runner = Runner::new(
+            [],
+            Limits {
+                timeout: std::time::Duration::from_secs(1),
+                max_output: 1024,
+            },
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let global = GlobalArgs {
+            plugins: Some("flagged".to_owned()),
+            dry_run: false,
+            force: false,
+            dir: Some(dir.path().to_owned()),
+            plugin_timeout: 1,
+        };
+        let mut flags = PluginFlags::new(Subcommand::Init, vec![(key, specs)]);
+        flags.set("count", "3");
+        flags.set("domain", "ignored.io");
+        let request = Request::Init(InitArgs::default());
+        scaffold(
+            &registry,
+            &runner,
+            &global,
+            &flags,
+            &request,
+            &mut Vec::new(),
+        )
+        .unwrap();
+        assert_eq!(
+            fs::read_to_string(dir.path().join("flags.txt")).unwrap(),
+            format!(
+                "count=Int(3)\ndomain=String(\"my.domain\")\nproject-name=String({:?})\ntitle=String(\"untitled\")\n",
+                dir.path().file_name().unwrap().to_string_lossy()
+            )
+        );
+
+        // A value that does not fit the plugin's type is bad input, and nothing is written.
+        let mut flags = flags.clone();
+        flags.set("count", "three");
+        let before = fs::read_to_string(dir.path().join("flags.txt")).unwrap();
+        let err = scaffold(
+            &registry,
+            &runner,
+            &global,
+            &flags,
+            &request,
+            &mut Vec::new(),
+        )
+        .unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert_eq!(
+            err.to_string(),
+            "plugin flagged.acme.io/v1: flag --count: \"three\" is not a valid int"
+        );
+        assert_eq!(
+            fs::read_to_string(dir.path().join("flags.txt")).unwrap(),
+            before
+        );
     }
 }

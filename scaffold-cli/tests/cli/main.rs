@@ -5,6 +5,7 @@
 
 mod bad_input;
 mod external;
+mod flags;
 mod scaffold;
 
 use std::collections::BTreeMap;
