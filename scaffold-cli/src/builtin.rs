@@ -1,24 +1,43 @@
 //! The built-in plugins: one list, in one place.
 //!
-//! [`builtins`] returns every plugin compiled into `mni-scaffold`; [`default_chain`] is the chain
-//! used when neither `--plugins` nor a PROJECT `layout` says otherwise. To add a built-in plugin
-//! (e.g. the Rust, kustomize or service plugins), construct it in [`builtins`] and, if new
-//! projects should use it by default, add its key to [`DEFAULT_CHAIN`]. Nothing else in the CLI
-//! needs to change.
+//! [`builtins`] returns every plugin compiled into `mni-scaffold`: `rust.mni.dev/v1` (the
+//! operator crates), `kustomize.mni.dev/v1` (their manifests) and the bundle
+//! `rust-operator.mni.dev/v1` running both, which is the [`default_chain`] when neither
+//! `--plugins` nor a PROJECT `layout` says otherwise — like Kubebuilder's `go/v4` bundling its
+//! Go and kustomize plugins. To add a built-in plugin, construct it in [`builtins`] and, if new
+//! projects should use it by default, change [`DEFAULT_CHAIN`]. Nothing else in the CLI needs to
+//! change.
 
-mod base;
+use mni_plugin::{Bundle, Plugin, PluginKey};
+use mni_plugin_kustomize::KustomizeV1;
+use mni_plugin_rust::RustV1;
 
-use mni_plugin::{Plugin, PluginKey};
-
-pub use base::{BASE_KEY, Base};
+/// The key of the default bundle: the Rust plugin, then the kustomize plugin.
+pub const RUST_OPERATOR_KEY: &str = "rust-operator.mni.dev/v1";
 
 /// The keys of the default chain, in order.
-pub const DEFAULT_CHAIN: &[&str] = &[BASE_KEY];
+pub const DEFAULT_CHAIN: &[&str] = &[RUST_OPERATOR_KEY];
 
 /// Every built-in plugin.
+///
+/// # Panics
+///
+/// Never: the keys are constants checked by the unit tests.
 #[must_use]
 pub fn builtins() -> Vec<Box<dyn Plugin>> {
-    vec![Box::new(Base::new())]
+    let bundle = Bundle::new(
+        RUST_OPERATOR_KEY.parse().expect("a valid key"),
+        vec![Box::new(RustV1::new()), Box::new(KustomizeV1::new())],
+    )
+    .with_description(
+        "The default chain: rust.mni.dev/v1 (a Rust operator on the mNi runtime), then \
+         kustomize.mni.dev/v1 (its manifests, with RBAC derived from its controllers).",
+    );
+    vec![
+        Box::new(bundle),
+        Box::new(RustV1::new()),
+        Box::new(KustomizeV1::new()),
+    ]
 }
 
 /// The default chain, as keys.

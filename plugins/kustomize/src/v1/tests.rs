@@ -1,0 +1,147 @@
+//! The Rust and kustomize plugins together, in-process, as the default bundle runs them. Every
+//! manifest is pinned by an `insta` snapshot (`INSTA_UPDATE=always cargo test -p
+//! mni-plugin-kustomize` after a deliberate template change) and every YAML document parses.
+
+use mni_plugin::{
+    Context, FlagValue, FlagValues, PluginKey, ProjectConfig, Subcommand, Universe, run,
+};
+use mni_plugin_rust::RustV1;
+use serde::Deserialize as _;
+
+use super::*;
+
+fn flags(pairs: &[(&str, &str)]) -> FlagValues {
+    let mut values = FlagValues::new();
+    for (k, v) in pairs {
+        let value = match *v {
+            "true" => FlagValue::Bool(true),
+            "false" => FlagValue::Bool(false),
+            v => FlagValue::String(v.to_owned()),
+        };
+        values.set(k, value);
+    }
+    values
+}
+
+fn run_chain(
+    universe: &mut Universe,
+    config: &mut ProjectConfig,
+    sub: Subcommand,
+    pairs: &[(&str, &str)],
+) -> Result<(), PluginError> {
+    let plugins: [&dyn Plugin; 2] = [&RustV1::new(), &KustomizeV1::new()];
+    let chain: Vec<PluginKey> = plugins.iter().map(|p| p.key().clone()).collect();
+    let f = flags(pairs);
+    for plugin in plugins {
+        let mut cx = Context {
+            universe,
+            config,
+            flags: &f,
+            chain: &chain,
+        };
+        run(plugin, sub, &mut cx)?;
+    }
+    Ok(())
+}
+
+#[test]
+fn manifests_for_a_project_with_a_service_and_two_kinds() {
+    let mut universe = Universe::new();
+    let mut config = ProjectConfig::default();
+    run_chain(
+        &mut universe,
+        &mut config,
+        Subcommand::Init,
+        &[("domain", "example.com"), ("project-name", "demo")],
+    )
+    .expect("init");
+    run_chain(
+        &mut universe,
+        &mut config,
+        Subcommand::NewService,
+        &[("name", "billing")],
+    )
+    .expect("new service");
+    run_chain(
+        &mut universe,
+        &mut config,
+        Subcommand::CreateApi,
+        &[
+            ("group", "webapp"),
+            ("version", "v1"),
+            ("kind", "Guestbook"),
+        ],
+    )
+    .expect("create api");
+    run_chain(
+        &mut universe,
+        &mut config,
+        Subcommand::CreateApi,
+        &[
+            ("group", "billing"),
+            ("version", "v1alpha1"),
+            ("kind", "Account"),
+            ("namespaced", "false"),
+            ("service", "billing"),
+        ],
+    )
+    .expect("create api --service");
+
+    for (path, file) in universe.iter() {
+        if path.ends_with(".yaml") {
+            for doc in serde_yaml::Deserializer::from_str(file.contents()) {
+                serde_yaml::Value::deserialize(doc)
+                    .unwrap_or_else(|e| panic!("{path} is valid YAML: {e}"));
+            }
+        }
+        if path.contains("config/") || path.ends_with("manifests.rs") {
+            insta::assert_snapshot!(path.replace('/', "__"), file.contents());
+        }
+    }
+    let role = universe.get("config/rbac/role.yaml").expect("role");
+    assert!(role.contains("guestbooks/status") && !role.contains("accounts"));
+    let service_role = universe
+        .get("services/billing/operator/config/rbac/role.yaml")
+        .expect("service role");
+    assert!(service_role.contains("accounts") && !service_role.contains("guestbooks"));
+    assert!(!role.contains('*') && !service_role.contains('*'));
+    let crd = universe
+        .get("services/billing/operator/config/crd/bases/billing.example.com_accounts.yaml")
+        .expect("crd");
+    assert!(crd.contains("scope: Cluster"), "{crd}");
+}
+
+#[test]
+fn a_wildcard_in_a_controller_is_bad_input_and_writes_nothing() {
+    let mut universe = Universe::new();
+    let mut config = ProjectConfig::default();
+    run_chain(
+        &mut universe,
+        &mut config,
+        Subcommand::Init,
+        &[("domain", "example.com"), ("project-name", "demo")],
+    )
+    .expect("init");
+    universe
+        .modify("src/main.rs", |s| {
+            format!("{s}// +mni:rbac:groups=apps,resources=*,verbs=get\n")
+        })
+        .unwrap();
+    let err = run_chain(
+        &mut universe,
+        &mut config,
+        Subcommand::CreateApi,
+        &[
+            ("group", "webapp"),
+            ("version", "v1"),
+            ("kind", "Guestbook"),
+        ],
+    )
+    .unwrap_err();
+    assert!(err.is_invalid_input());
+    assert!(
+        err.to_string()
+            .starts_with("cannot derive config/rbac/role.yaml: src/main.rs:"),
+        "{err}"
+    );
+}

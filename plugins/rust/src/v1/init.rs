@@ -1,0 +1,153 @@
+//! `init` and the operator-crate skeleton that `init` and `new service` share.
+
+use mni_machinery::TemplateFile;
+use mni_plugin::names::{self, NameError};
+use mni_plugin::prelude::*;
+use mni_plugin::{FlagSpec, FlagType, IfExists, SubcommandMetadata};
+
+use super::settings::{self, MniSource, Settings};
+use super::target::{Target, merge};
+use super::{RustV1, template_error};
+
+pub(super) fn invalid(e: NameError) -> PluginError {
+    PluginError::InvalidInput(e.to_string())
+}
+
+impl RustV1 {
+    /// The project's settings (default when PROJECT has none).
+    pub(super) fn settings(&self, cx: &Context<'_>) -> Result<Settings, PluginError> {
+        Ok(cx.config.plugin_config(&self.key)?.unwrap_or_default())
+    }
+
+    /// Renders the skeleton of an operator crate at `target`: the root crate (with the
+    /// workspace) when `target.service` is `None`, else a service's crate.
+    pub(super) fn scaffold_crate(
+        &self,
+        cx: &mut Context<'_>,
+        target: &Target,
+    ) -> Result<(), PluginError> {
+        let settings = self.settings(cx)?;
+        let data = merge(&[
+            settings.template_data(),
+            target.template_data(),
+            serde_json::json!({
+                "project_name": cx.config.project_name.clone().unwrap_or_default(),
+                "domain": cx.config.domain,
+            }),
+        ]);
+        let dir = &target.dir;
+        let mut files = vec![
+            TemplateFile::new("src/main.rs", &format!("{dir}src/main.rs")),
+            TemplateFile::new("src/lib.rs", &format!("{dir}src/lib.rs")),
+            TemplateFile::new("src/api/mod.rs", &format!("{dir}src/api/mod.rs")),
+            TemplateFile::new(
+                "src/controllers/mod.rs",
+                &format!("{dir}src/controllers/mod.rs"),
+            ),
+            TemplateFile::new("Dockerfile", &format!("{dir}Dockerfile")),
+        ];
+        if target.service.is_none() {
+            files.extend([
+                TemplateFile::new("Cargo.toml", "Cargo.toml"),
+                TemplateFile::new(".dockerignore", ".dockerignore").if_exists(IfExists::Skip),
+                TemplateFile::new(".gitignore", ".gitignore").if_exists(IfExists::Skip),
+                TemplateFile::new("README.md", "README.md").if_exists(IfExists::Skip),
+            ]);
+        } else {
+            files.extend([
+                TemplateFile::new("service/Cargo.toml", &format!("{dir}Cargo.toml")),
+                TemplateFile::new("service/README.md", &format!("{dir}README.md")),
+            ]);
+        }
+        self.templates
+            .scaffold(cx.universe, &files, &data)
+            .map_err(|e| template_error(&self.key, e))?;
+        Ok(())
+    }
+}
+
+impl Init for RustV1 {
+    fn metadata(&self) -> SubcommandMetadata {
+        SubcommandMetadata {
+            description: "Initialize a Cargo workspace whose root crate is an operator on the mNi \
+                          runtime: Cargo.toml, src/main.rs with scaffold markers, src/api, \
+                          src/controllers, Dockerfile, .gitignore and README.md."
+                .to_owned(),
+            examples:
+                "mni-scaffold init --domain example.com --owner \"ACME Inc.\" --license apache2"
+                    .to_owned(),
+        }
+    }
+
+    fn flags(&self) -> Vec<FlagSpec> {
+        vec![
+            FlagSpec::new("domain", FlagType::String, "domain API groups live under")
+                .with_default("my.domain"),
+            FlagSpec::new(
+                "project-name",
+                FlagType::String,
+                "project (and root crate) name; default: the directory name",
+            ),
+            FlagSpec::new(
+                "owner",
+                FlagType::String,
+                "copyright owner for license headers",
+            ),
+            FlagSpec::new("license", FlagType::String, "apache2, mit or none")
+                .with_default("apache2"),
+            FlagSpec::new(
+                "mni-path",
+                FlagType::String,
+                "use the mNi crates of this checkout (absolute, or relative to the project); \
+                 default: the checkout mni-scaffold was built from",
+            ),
+            FlagSpec::new(
+                "mni-version",
+                FlagType::String,
+                "use this released version of the mNi crates",
+            ),
+            FlagSpec::new(
+                "mni-git",
+                FlagType::String,
+                "use the mNi crates from this git URL",
+            ),
+        ]
+    }
+
+    fn validate(&self, cx: &Context<'_>) -> Result<(), PluginError> {
+        let domain = cx.flags.string("domain").unwrap_or_default();
+        names::validate_dns1123_subdomain("--domain", &domain).map_err(invalid)?;
+        let name = cx.flags.string("project-name").unwrap_or_default();
+        names::validate_service_name("--project-name", &name).map_err(invalid)?;
+        settings::validate_flags(cx.flags)?;
+        if !cx.config.domain.is_empty() && cx.config.domain != domain {
+            return Err(PluginError::InvalidInput(format!(
+                "--domain {domain:?} differs from the PROJECT domain {:?}: init does not change an existing project's domain",
+                cx.config.domain
+            )));
+        }
+        Ok(())
+    }
+
+    fn run(&self, cx: &mut Context<'_>) -> Result<(), PluginError> {
+        Init::validate(self, cx)?;
+        cx.config.domain = cx.flags.string("domain").unwrap_or_default();
+        cx.config.project_name = cx.flags.string("project-name");
+        let mut settings = self.settings(cx)?;
+        if let Some(owner) = cx.flags.string("owner") {
+            settings.owner = Some(owner);
+        }
+        settings.license = Some(
+            cx.flags
+                .string("license")
+                .or(settings.license)
+                .unwrap_or_else(|| "apache2".to_owned()),
+        );
+        if let Some(source) = MniSource::from_flags(cx.flags)? {
+            settings.mni = Some(source);
+        }
+        cx.config.set_plugin_config(&self.key, &settings)?;
+        let target = Target::root(cx.config)?;
+        self.scaffold_crate(cx, &target)
+    }
+}

@@ -1,0 +1,141 @@
+//! `rust.mni.dev/v1`.
+//!
+//! Layout of what it generates (for a crate at `DIR`, the project root or
+//! `services/NAME/operator/`):
+//!
+//! ```text
+//! DIR/Cargo.toml                  the root also holds [workspace] with a `members` marker
+//! DIR/src/main.rs                 Cli (OperatorArgs + `crd`), Manager, `controllers` marker
+//! DIR/src/lib.rs                  pub mod api; pub mod controllers;
+//! DIR/src/api/mod.rs              `api-modules` marker, crds() with a `crds` marker
+//! DIR/src/api/GROUP_VERSION/      one module per group and version, a file per kind
+//! DIR/src/controllers/KIND.rs     one Reconciler per kind, with `+mni:rbac` lines
+//! DIR/tests/KIND.rs               the controller against mni-testkit
+//! DIR/Dockerfile                  static musl binary on distroless nonroot
+//! ```
+//!
+//! Project-wide choices made at `init` (owner, license, where the mNi crates come from) are
+//! kept in PROJECT under `plugins.rust.mni.dev/v1` as [`Settings`].
+
+mod api;
+mod init;
+mod service;
+mod settings;
+mod target;
+
+use mni_machinery::{TemplateError, Templates};
+use mni_plugin::PluginKey;
+use mni_plugin::prelude::*;
+
+pub use api::{Kind, create_api_flags};
+pub use settings::{LICENSES, License, MniSource, Settings};
+pub use target::{OPERATOR_CRATE, Target, merge};
+
+/// The plugin's key.
+pub const KEY: &str = "rust.mni.dev/v1";
+
+/// The `rust.mni.dev/v1` plugin. See the [module docs](self).
+pub struct RustV1 {
+    key: PluginKey,
+    templates: Templates,
+}
+
+impl RustV1 {
+    /// The plugin with its templates registered.
+    ///
+    /// # Panics
+    ///
+    /// Never on user input: only if the templates compiled into the binary do not parse, which
+    /// the unit tests rule out.
+    #[must_use]
+    pub fn new() -> Self {
+        Self {
+            key: KEY.parse().expect("KEY is a valid plugin key"),
+            templates: templates("rust", "v1"),
+        }
+    }
+}
+
+impl Default for RustV1 {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for RustV1 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RustV1").field("key", &self.key).finish()
+    }
+}
+
+impl Plugin for RustV1 {
+    fn key(&self) -> &PluginKey {
+        &self.key
+    }
+
+    fn description(&self) -> String {
+        "Scaffolds Rust operators on the mNi runtime: a Cargo workspace whose root crate is an \
+         operator (init), an operator crate per service (new service), and per kind a \
+         CustomResource type, a controller registered in main.rs and a test on mni-testkit \
+         (create api)."
+            .to_owned()
+    }
+
+    fn init(&self) -> Option<&dyn Init> {
+        Some(self)
+    }
+
+    fn new_service(&self) -> Option<&dyn NewService> {
+        Some(self)
+    }
+
+    fn create_api(&self) -> Option<&dyn CreateApi> {
+        Some(self)
+    }
+}
+
+/// Every template of `plugin`/`version` from `mni-templates`, registered under its output path.
+///
+/// # Panics
+///
+/// If a built-in template does not parse (ruled out by the unit tests of each plugin).
+#[must_use]
+pub fn templates(plugin: &str, version: &str) -> Templates {
+    let mut templates = Templates::new();
+    for (name, source) in mni_templates::files(plugin, version) {
+        templates
+            .register(name, source)
+            .unwrap_or_else(|e| panic!("built-in template {plugin}/{version}/{name}: {e}"));
+    }
+    templates
+}
+
+/// A template failure as a plugin error: a file that exists is the user's input clashing with
+/// the project (exit 2, "pass --force"), anything else is the plugin's failure.
+#[must_use]
+pub fn template_error(key: &PluginKey, e: TemplateError) -> PluginError {
+    match e {
+        TemplateError::Universe(e) => PluginError::Universe(e),
+        e => PluginError::Failed {
+            key: key.to_string(),
+            message: e.to_string(),
+            source: Some(Box::new(e)),
+        },
+    }
+}
+
+/// A marker insert failure as a plugin error naming the file.
+#[must_use]
+pub fn insert_error(key: &PluginKey, e: mni_machinery::MarkerError) -> PluginError {
+    match e {
+        mni_machinery::MarkerError::Universe(e) => PluginError::Universe(e),
+        e => PluginError::Failed {
+            key: key.to_string(),
+            message: e.to_string(),
+            source: Some(Box::new(e)),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests;
