@@ -270,7 +270,7 @@ mod tests {
         let list = registry.list();
         assert!(
             list.lines().nth(1).is_some_and(
-                |l| l.starts_with("base.mni.dev/v1 (default)  built-in  init, new service")
+                |l| l.starts_with("rust-operator.mni.dev/v1 (default)  built-in  init, new service, create api")
             ),
             "{list}"
         );
@@ -281,8 +281,8 @@ mod tests {
                 max_output: 1024,
             },
         );
-        let text = registry.describe("base", &runner, Path::new(".")).unwrap();
-        assert!(text.starts_with("base.mni.dev/v1 (built-in)\n"), "{text}");
+        let text = registry.describe("rust", &runner, Path::new(".")).unwrap();
+        assert!(text.starts_with("rust.mni.dev/v1 (built-in)\n"), "{text}");
         assert!(
             text.contains("--domain string (default \"my.domain\")"),
             "{text}"

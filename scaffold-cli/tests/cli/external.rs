@@ -6,12 +6,12 @@ use crate::Project;
 fn sample_plugin_happy_path() {
     let p = Project::new().sample();
     let out = p
-        .run(&["--plugins", "base,apidocs", "init", "--domain", "acme.io"])
+        .run(&["--plugins", "rust,apidocs", "init", "--domain", "acme.io"])
         .ok();
     assert!(out.contains("   create docs/index.md\n"), "{out}");
     assert!(
         p.read("PROJECT")
-            .contains("- base.mni.dev/v1\n- apidocs.mni.dev/v1\n")
+            .contains("- rust.mni.dev/v1\n- apidocs.mni.dev/v1\n")
     );
     let api = [
         "create",
@@ -85,7 +85,7 @@ fn check(script: &str, extra: &[&str], code: i32, needles: &[&str]) {
         .plugin("bad.acme.io", "v1", script);
     let before = p.tree();
     let mut args = extra.to_vec();
-    args.extend(["--plugins", "base,bad", "init"]);
+    args.extend(["--plugins", "rust,bad", "init"]);
     p.run(&args).fails(code, needles);
     assert_eq!(p.tree(), before, "the tree changed");
     assert!(!p.root().join("../x").exists());
@@ -120,7 +120,7 @@ fn symlinks_out_of_the_project_are_refused() {
     let outside = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(outside.path(), p.root().join("out")).unwrap();
     let before = p.tree();
-    p.run(&["--plugins", "base,bad", "init"])
+    p.run(&["--plugins", "rust,bad", "init"])
         .fails(1, &["goes through symbolic link out"]);
     assert_eq!(p.tree(), before);
     assert!(!outside.path().join("x").exists());
@@ -192,9 +192,9 @@ json.dump({"apiVersion": "v1alpha1", "command": req["command"],
         .file("debug.log", "ignored\n")
         .file(".git/HEAD", "ref: refs/heads/main\n")
         .file("target/debug/x", "built\n")
-        .file("src/lib.rs", "\n")
+        .file("notes.md", "\n")
         .plugin("spy.acme.io", "v1", spy);
-    p.run(&["--plugins", "base,spy", "init", "--domain", "acme.io"])
+    p.run(&["--plugins", "rust,spy", "init", "--domain", "acme.io"])
         .ok();
     let seen: serde_json::Value = serde_json::from_str(&p.read("seen.json")).unwrap();
     assert_eq!(seen["command"], "init");
@@ -202,14 +202,27 @@ json.dump({"apiVersion": "v1alpha1", "command": req["command"],
         seen["args"],
         serde_json::json!(["--domain=acme.io", "--project-name=demo"])
     );
-    // base ran first: README.md is in the universe; PROJECT is written after the chain.
-    assert_eq!(
-        seen["paths"],
-        serde_json::json!([".gitignore", "README.md", "src/lib.rs"])
+    // rust/v1 ran first: its files are in the universe; PROJECT is written after the chain;
+    // .git/, target/ and what .gitignore ignores are left out.
+    let paths: Vec<&str> = seen["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p.as_str())
+        .collect();
+    for present in [".gitignore", "notes.md", "Cargo.toml", "src/main.rs", "README.md"] {
+        assert!(paths.contains(&present), "{present} in {paths:?}");
+    }
+    assert!(
+        paths
+            .iter()
+            .all(|p| !p.starts_with(".git/") && !p.starts_with("target/") && *p != "debug.log"
+                && *p != "PROJECT"),
+        "{paths:?}"
     );
     assert_eq!(
         seen["chain"],
-        serde_json::json!(["base.mni.dev/v1", "spy.acme.io/v1"])
+        serde_json::json!(["rust.mni.dev/v1", "spy.acme.io/v1"])
     );
     assert_eq!(seen["domain"], "acme.io");
     // Only PATH, HOME and LANG are passed on (an interpreter shim may add its own).

@@ -10,15 +10,17 @@ fn init_creates_project_and_readme() {
         .ok();
     assert!(out.contains("   create PROJECT\n"), "{out}");
     assert!(out.contains("   create README.md\n"), "{out}");
+    assert!(out.contains("   create src/main.rs\n"), "{out}");
+    assert!(out.contains("   create config/rbac/role.yaml\n"), "{out}");
     assert!(
-        out.contains("`init` with base.mni.dev/v1: create 2"),
+        out.contains("`init` with rust-operator.mni.dev/v1: create 27"),
         "{out}"
     );
     let project = p.read("PROJECT");
     assert!(project.contains("domain: acme.io\n"), "{project}");
     assert!(project.contains("projectName: demo\n"), "{project}");
     assert!(
-        project.contains("layout:\n- base.mni.dev/v1\n"),
+        project.contains("layout:\n- rust-operator.mni.dev/v1\n"),
         "{project}"
     );
     assert!(project.contains("owner: ACME"), "{project}");
@@ -62,7 +64,10 @@ fn dry_run_writes_nothing_and_prints_a_diff() {
     p.run(&["init"]).ok();
     let before = p.tree();
     let out = p.run(&["--dry-run", "new", "service", "billing"]).ok();
-    assert!(out.contains("+++ b/services/billing/README.md"), "{out}");
+    assert!(
+        out.contains("+++ b/services/billing/operator/README.md"),
+        "{out}"
+    );
     assert!(out.contains("--- a/PROJECT\n+++ b/PROJECT\n"), "{out}");
     assert_eq!(p.tree(), before);
 }
@@ -71,10 +76,17 @@ fn dry_run_writes_nothing_and_prints_a_diff() {
 fn new_service_creates_the_project_when_needed() {
     let p = Project::new();
     let out = p.run(&["new", "service", "billing"]).ok();
-    assert!(out.contains("create PROJECT") && out.contains("create services/billing/README.md"));
+    assert!(
+        out.contains("create PROJECT")
+            && out.contains("create services/billing/operator/src/main.rs")
+    );
+    assert!(
+        p.read("Cargo.toml")
+            .contains("\"services/billing/operator\",")
+    );
     let project = p.read("PROJECT");
     assert!(
-        project.contains("services:\n- crates:\n    operator: services/billing\n"),
+        project.contains("services:\n- crates:\n    operator: services/billing/operator\n"),
         "{project}"
     );
     let out = p.run(&["new", "service", "ledger"]).ok();
@@ -97,14 +109,16 @@ fn plugins_list_describe_and_completion() {
     let p = Project::new().sample();
     let list = p.run(&["plugins", "list"]).ok();
     assert!(
-        list.contains("base.mni.dev/v1 (default)  built-in  init, new service"),
+        list.contains(
+            "rust-operator.mni.dev/v1 (default)  built-in  init, new service, create api"
+        ),
         "{list}"
     );
     assert!(list.contains("apidocs.mni.dev/v1"), "{list}");
-    let base = p.run(&["plugins", "describe", "base"]).ok();
+    let rust = p.run(&["plugins", "describe", "rust.mni.dev/v1"]).ok();
     assert!(
-        base.contains("--domain string (default \"my.domain\")"),
-        "{base}"
+        rust.contains("--domain string (default \"my.domain\")"),
+        "{rust}"
     );
     let ext = p.run(&["plugins", "describe", "apidocs/v1"]).ok();
     assert!(ext.contains("create api\n  Adds docs/<kind>.md"), "{ext}");
@@ -115,21 +129,21 @@ fn plugins_list_describe_and_completion() {
 
 #[test]
 fn existing_files_need_force() {
-    let p = Project::new().file("services/billing/README.md", "mine\n");
+    let p = Project::new().file("services/billing/operator/README.md", "mine\n");
     p.run(&["init"]).ok();
     let before = p.tree();
     p.run(&["new", "service", "billing"]).fails(
         2,
-        &["services/billing/README.md already exists; pass --force to overwrite it"],
+        &["services/billing/operator/README.md already exists; pass --force to overwrite it"],
     );
     assert_eq!(p.tree(), before);
     let out = p.run(&["--force", "new", "service", "billing"]).ok();
     assert!(
-        out.contains("   update services/billing/README.md\n"),
+        out.contains("   update services/billing/operator/README.md\n"),
         "{out}"
     );
     assert!(
-        p.read("services/billing/README.md")
+        p.read("services/billing/operator/README.md")
             .starts_with("# billing\n")
     );
 }
@@ -140,12 +154,13 @@ fn unknown_project_fields_survive() {
         "PROJECT",
         "# mine\ndomain: acme.io\nmultigroup: true\nprojectName: demo\nversion: '3'\n",
     );
+    p.run(&["--plugins", "rust/v1", "init"]).ok();
     p.run(&["new", "service", "billing"]).ok();
     let project = p.read("PROJECT");
     assert!(project.starts_with("# mine\n"), "{project}");
     assert!(project.contains("multigroup: true\n"), "{project}");
     assert!(
-        project.contains("layout:\n- base.mni.dev/v1\n"),
+        project.contains("layout:\n- rust.mni.dev/v1\n"),
         "{project}"
     );
 }

@@ -22,7 +22,8 @@ use mni_machinery::{Insert, TemplateFile, Templates, insert};
 use mni_plugin::prelude::*;
 use mni_plugin::{FlagSpec, IfExists, PluginKey, SubcommandMetadata};
 use mni_plugin_rust::v1::{
-    Kind, Settings, Target, create_api_flags, insert_error, merge, template_error, templates,
+    Kind, Settings, Target, create_api_flags, insert_error, merge, reinit_policy, template_error,
+    templates,
 };
 
 /// The plugin's key.
@@ -62,7 +63,12 @@ impl KustomizeV1 {
     }
 
     /// The `config/` skeleton and the manifests test of an operator crate.
-    fn scaffold_config(&self, cx: &mut Context<'_>, target: &Target) -> Result<(), PluginError> {
+    fn scaffold_config(
+        &self,
+        cx: &mut Context<'_>,
+        target: &Target,
+        policy: IfExists,
+    ) -> Result<(), PluginError> {
         let data = self.data(cx, target)?;
         let dir = &target.dir;
         let files: Vec<TemplateFile> = [
@@ -84,7 +90,7 @@ impl KustomizeV1 {
             "tests/manifests.rs",
         ]
         .into_iter()
-        .map(|t| TemplateFile::new(t, &format!("{dir}{t}")))
+        .map(|t| TemplateFile::new(t, &format!("{dir}{t}")).if_exists(policy))
         .collect();
         self.templates
             .scaffold(cx.universe, &files, &data)
@@ -164,7 +170,7 @@ impl Init for KustomizeV1 {
 
     fn run(&self, cx: &mut Context<'_>) -> Result<(), PluginError> {
         let target = Target::root(cx.config)?;
-        self.scaffold_config(cx, &target)
+        self.scaffold_config(cx, &target, reinit_policy(cx))
     }
 }
 
@@ -179,7 +185,7 @@ impl NewService for KustomizeV1 {
     fn run(&self, cx: &mut Context<'_>) -> Result<(), PluginError> {
         let name = cx.flags.string("name").unwrap_or_default();
         let target = Target::resolve(cx.config, Some(&name))?;
-        self.scaffold_config(cx, &target)
+        self.scaffold_config(cx, &target, IfExists::Error)
     }
 }
 

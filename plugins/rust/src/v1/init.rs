@@ -3,11 +3,22 @@
 use mni_machinery::TemplateFile;
 use mni_plugin::names::{self, NameError};
 use mni_plugin::prelude::*;
-use mni_plugin::{FlagSpec, FlagType, IfExists, SubcommandMetadata};
+use mni_plugin::{FlagSpec, FlagType, IfExists, PROJECT_FILE, SubcommandMetadata};
 
 use super::settings::{self, MniSource, Settings};
 use super::target::{Target, merge};
 use super::{RustV1, template_error};
+
+/// `init` in a directory that already has a PROJECT only adds missing files
+/// ([`IfExists::Skip`]); in a new one an existing file is an error unless `--force`.
+#[must_use]
+pub fn reinit_policy(cx: &Context<'_>) -> IfExists {
+    if cx.universe.contains(PROJECT_FILE) {
+        IfExists::Skip
+    } else {
+        IfExists::Error
+    }
+}
 
 pub(super) fn invalid(e: NameError) -> PluginError {
     PluginError::InvalidInput(e.to_string())
@@ -20,11 +31,15 @@ impl RustV1 {
     }
 
     /// Renders the skeleton of an operator crate at `target`: the root crate (with the
-    /// workspace) when `target.service` is `None`, else a service's crate.
+    /// workspace) when `target.service` is `None`, else a service's crate. With
+    /// [`IfExists::Skip`] as `policy` (re-running `init` in an existing project) files that are
+    /// already there are kept, so later commands' inserts survive; with [`IfExists::Error`] an
+    /// existing file is an error unless `--force`.
     pub(super) fn scaffold_crate(
         &self,
         cx: &mut Context<'_>,
         target: &Target,
+        policy: IfExists,
     ) -> Result<(), PluginError> {
         let settings = self.settings(cx)?;
         let data = merge(&[
@@ -59,6 +74,16 @@ impl RustV1 {
                 TemplateFile::new("service/README.md", &format!("{dir}README.md")),
             ]);
         }
+        let files: Vec<TemplateFile> = files
+            .into_iter()
+            .map(|f| {
+                if f.if_exists == IfExists::Error {
+                    f.if_exists(policy)
+                } else {
+                    f
+                }
+            })
+            .collect();
         self.templates
             .scaffold(cx.universe, &files, &data)
             .map_err(|e| template_error(&self.key, e))?;
@@ -131,6 +156,7 @@ impl Init for RustV1 {
 
     fn run(&self, cx: &mut Context<'_>) -> Result<(), PluginError> {
         Init::validate(self, cx)?;
+        let policy = reinit_policy(cx);
         cx.config.domain = cx.flags.string("domain").unwrap_or_default();
         cx.config.project_name = cx.flags.string("project-name");
         let mut settings = self.settings(cx)?;
@@ -148,6 +174,6 @@ impl Init for RustV1 {
         }
         cx.config.set_plugin_config(&self.key, &settings)?;
         let target = Target::root(cx.config)?;
-        self.scaffold_crate(cx, &target)
+        self.scaffold_crate(cx, &target, policy)
     }
 }

@@ -28,6 +28,7 @@ use mni_plugin::PluginKey;
 use mni_plugin::prelude::*;
 
 pub use api::{Kind, create_api_flags};
+pub use init::reinit_policy;
 pub use settings::{LICENSES, License, MniSource, Settings};
 pub use target::{OPERATOR_CRATE, Target, merge};
 

@@ -4,7 +4,7 @@
 use mni_machinery::{Insert, insert};
 use mni_plugin::names;
 use mni_plugin::prelude::*;
-use mni_plugin::{FlagSpec, FlagType, Service, SubcommandMetadata};
+use mni_plugin::{FlagSpec, FlagType, IfExists, Service, SubcommandMetadata};
 
 use super::init::invalid;
 use super::target::{OPERATOR_CRATE, Target};
@@ -50,7 +50,7 @@ impl NewService for RustV1 {
             name: name.clone(),
             plugin: self.key.clone(),
         })?;
-        self.scaffold_crate(cx, &target)?;
+        self.scaffold_crate(cx, &target, IfExists::Error)?;
         let member = Insert::new("members", &name, &format!("\"{dir}\","));
         insert(cx.universe, "Cargo.toml", &member).map_err(|e| insert_error(&self.key, e))?;
         Ok(())
