@@ -52,7 +52,12 @@ impl KustomizeV1 {
         }
     }
 
-    fn data(&self, cx: &Context<'_>, target: &Target) -> Result<serde_json::Value, PluginError> {
+    /// The template data of `target`: owner, license and crate names.
+    pub fn data(
+        &self,
+        cx: &Context<'_>,
+        target: &Target,
+    ) -> Result<serde_json::Value, PluginError> {
         let rust_key: PluginKey = RUST_KEY.parse().expect("valid key");
         let settings: Settings = cx.config.plugin_config(&rust_key)?.unwrap_or_default();
         Ok(merge(&[
@@ -98,8 +103,10 @@ impl KustomizeV1 {
         self.derive_role(cx, target, &data)
     }
 
-    /// (Re)writes `config/rbac/role.yaml` from the crate's `+mni:rbac` declarations.
-    fn derive_role(
+    /// (Re)writes `config/rbac/role.yaml` of `target` from the crate's `+mni:rbac`
+    /// declarations. Plugins that run after this one and add controllers (e.g. the service
+    /// plugin) call it again so the role stays derived from every controller.
+    pub fn derive_role(
         &self,
         cx: &mut Context<'_>,
         target: &Target,
