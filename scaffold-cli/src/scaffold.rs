@@ -16,11 +16,12 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use mni_machinery::{Action, CommitError, LoadError, PlanError, ValidationError};
+use mni_machinery::{Action, CommitError, LoadError, PlanError, TemplateError, ValidationError};
 use mni_plugin::names::{self, NameError};
 use mni_plugin::{
     Context, FlagSpec, FlagValue, FlagValues, IfExists, PROJECT_FILE, PluginError, PluginKey,
-    ProjectConfig, ProjectError, ResolveError, Resource, ResourceApi, Subcommand, subcommand,
+    ProjectConfig, ProjectError, ResolveError, Resource, ResourceApi, Subcommand, UniverseError,
+    subcommand,
 };
 
 use crate::cli::{self, CreateApiArgs, GlobalArgs, InitArgs, NewServiceArgs, PluginFlags};
@@ -110,6 +111,7 @@ impl ScaffoldError {
                             ProjectError::DuplicateResource(_) | ProjectError::DuplicateService(_)
                         )
                     )
+                    || caused_by_existing_file(e)
             }
             Self::External(e) => e.is_invalid_input(),
             Self::Commit(CommitError::Plan(PlanError::AlreadyExists { .. })) => true,
@@ -117,6 +119,28 @@ impl ScaffoldError {
         };
         if bad_input { 2 } else { 1 }
     }
+}
+
+/// Whether a file that exists without `--force` is somewhere in `e`'s causes (a plugin may wrap
+/// it in its own failure; it is still the user's input clashing with the project).
+fn caused_by_existing_file(e: &PluginError) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+    while let Some(c) = cause {
+        if matches!(
+            c.downcast_ref::<UniverseError>(),
+            Some(UniverseError::AlreadyExists { .. })
+        ) || matches!(
+            c.downcast_ref::<TemplateError>(),
+            Some(TemplateError::Universe(UniverseError::AlreadyExists { .. }))
+        ) || matches!(
+            c.downcast_ref::<PlanError>(),
+            Some(PlanError::AlreadyExists { .. })
+        ) {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
 }
 
 /// A scaffolding subcommand with its arguments.
@@ -493,27 +517,143 @@ mod tests {
         }
     }
 
+    /// `init` writes a user-owned file (skip), inserts at its marker, renders a generated file
+    /// (error if it exists) and, with `--wrap`, wraps template errors in its own failure.
+    struct Writer(PluginKey);
+
+    impl Init for Writer {
+        fn flags(&self) -> Vec<FlagSpec> {
+            vec![FlagSpec::new("wrap", FlagType::Bool, "wrap errors")]
+        }
+
+        fn run(&self, cx: &mut Context<'_>) -> Result<(), PluginError> {
+            cx.universe.write(
+                "src/main.rs",
+                "fn main() {}\n// +mni:scaffold:items\n",
+                IfExists::Skip,
+            )?;
+            mni_machinery::insert(
+                cx.universe,
+                "src/main.rs",
+                &mni_machinery::Insert::new("items", "a", "fn a() {}"),
+            )
+            .map_err(|e| PluginError::InvalidInput(e.to_string()))?;
+            let mut templates = mni_machinery::Templates::new();
+            templates.register("gen", "generated\n").unwrap();
+            let files = [mni_machinery::TemplateFile::new("gen", "gen.txt")];
+            let result = templates.scaffold(cx.universe, &files, &());
+            if cx.flags.bool("wrap") {
+                result.map_err(|e| PluginError::Failed {
+                    key: self.0.to_string(),
+                    message: e.to_string(),
+                    source: Some(Box::new(e)),
+                })?;
+            } else {
+                result.map_err(|e| e.into_plugin_error(&self.0))?;
+            }
+            Ok(())
+        }
+    }
+
+    impl Plugin for Writer {
+        fn key(&self) -> &PluginKey {
+            &self.0
+        }
+        fn init(&self) -> Option<&dyn Init> {
+            Some(self)
+        }
+    }
+
+    fn runner() -> Runner {
+        Runner::new(
+            [],
+            Limits {
+                timeout: std::time::Duration::from_secs(1),
+                max_output: 1024,
+            },
+        )
+    }
+
+    fn global(dir: &Path, plugins: &str) -> GlobalArgs {
+        GlobalArgs {
+            plugins: Some(plugins.to_owned()),
+            dry_run: false,
+            force: false,
+            dir: Some(dir.to_owned()),
+            plugin_timeout: 1,
+        }
+    }
+
+    #[test]
+    fn a_second_run_reports_every_file_unchanged() {
+        let key: PluginKey = "writer.acme.io/v1".parse().unwrap();
+        let registry = Registry::new(vec![Box::new(Writer(key))], Vec::new(), Vec::new());
+        let dir = tempfile::tempdir().unwrap();
+        let run = |global: &GlobalArgs, flags: &PluginFlags| {
+            let mut out = Vec::new();
+            let request = Request::Init(InitArgs::default());
+            scaffold(&registry, &runner(), global, flags, &request, &mut out)
+                .map(|()| String::from_utf8(out).unwrap())
+        };
+        let global = global(dir.path(), "writer");
+        let none = PluginFlags::default();
+        let first = run(&global, &none).unwrap();
+        assert!(first.contains("   create src/main.rs\n"), "{first}");
+        let before = mni_machinery::load_universe(dir.path()).unwrap().universe;
+        let second = run(&global, &none).unwrap();
+        assert_eq!(
+            second,
+            "unchanged PROJECT\nunchanged gen.txt\nunchanged src/main.rs\n\
+             `init` with writer.acme.io/v1: create 0, update 0, skip 0, unchanged 3\n"
+        );
+        assert_eq!(
+            mni_machinery::load_universe(dir.path()).unwrap().universe,
+            before
+        );
+
+        // A generated file the user changed: exit code 2, naming the path and --force,
+        // whether the plugin passes the error on or wraps it in its own failure.
+        fs::write(dir.path().join("gen.txt"), "mine\n").unwrap();
+        for wrap in [false, true] {
+            let mut flags = PluginFlags::default();
+            if wrap {
+                let specs = vec![FlagSpec::new("wrap", FlagType::Bool, "")];
+                flags = PluginFlags::new(
+                    Subcommand::Init,
+                    vec![("writer.acme.io/v1".parse().unwrap(), specs)],
+                );
+                flags.set("wrap", "true");
+            }
+            let err = run(&global, &flags).unwrap_err();
+            assert_eq!(err.exit_code(), 2, "{err:?}");
+            assert!(
+                err.to_string()
+                    .ends_with("gen.txt already exists; pass --force to overwrite it"),
+                "{err}"
+            );
+        }
+        assert_eq!(
+            fs::read_to_string(dir.path().join("gen.txt")).unwrap(),
+            "mine\n"
+        );
+        let forced = GlobalArgs {
+            force: true,
+            ..global.clone()
+        };
+        let out = run(&forced, &none).unwrap();
+        assert!(out.contains("   update gen.txt\n"), "{out}");
+        assert!(out.contains("unchanged src/main.rs\n"), "{out}");
+    }
+
     #[test]
     fn built_ins_get_their_declared_flags() {
         let key: PluginKey = "flagged.acme.io/v1".parse().unwrap();
         let plugin = Flagged(key.clone());
         let specs = plugin.flags();
         let registry = Registry::new(vec![Box::new(plugin)], Vec::new(), Vec::new());
-        let runner = Runner::new(
-            [],
-            Limits {
-                timeout: std::time::Duration::from_secs(1),
-                max_output: 1024,
-            },
-        );
+        let runner = runner();
         let dir = tempfile::tempdir().unwrap();
-        let global = GlobalArgs {
-            plugins: Some("flagged".to_owned()),
-            dry_run: false,
-            force: false,
-            dir: Some(dir.path().to_owned()),
-            plugin_timeout: 1,
-        };
+        let global = global(dir.path(), "flagged");
         let mut flags = PluginFlags::new(Subcommand::Init, vec![(key, specs)]);
         flags.set("count", "3");
         flags.set("domain", "ignored.io");

@@ -153,7 +153,8 @@ fn syntax_of(path: &str) -> Option<Syntax> {
     }
 }
 
-/// Applies `insert` to the file at `path` in the Universe.
+/// Applies `insert` to the file at `path` in the Universe. An insert that is already in place
+/// leaves the file as it is but marks it touched, so the commit report lists it as unchanged.
 pub fn insert(
     universe: &mut Universe,
     path: &str,
@@ -163,7 +164,10 @@ pub fn insert(
         path: path.to_owned(),
     })?;
     let (text, outcome) = insert_into(path, current, insert)?;
-    if outcome != InsertOutcome::Unchanged {
+    if outcome == InsertOutcome::Unchanged {
+        // Listed in the report as unchanged, like a template written twice.
+        universe.touch(path)?;
+    } else {
         universe.modify(path, |_| text)?;
     }
     Ok(outcome)

@@ -12,7 +12,7 @@ use handlebars::{
     ScopedJson,
 };
 use mni_plugin::names;
-use mni_plugin::{IfExists, Universe, UniverseError, WriteOutcome};
+use mni_plugin::{IfExists, PluginError, PluginKey, Universe, UniverseError, WriteOutcome};
 use serde::Serialize;
 
 /// Why a template could not be registered or rendered.
@@ -53,6 +53,23 @@ pub enum TemplateError {
     /// [`IfExists::Error`]).
     #[error(transparent)]
     Universe(#[from] UniverseError),
+}
+
+impl TemplateError {
+    /// The [`PluginError`] a plugin `key` returns for this error. A Universe error stays one
+    /// (so a file that exists without `--force` is still bad input, exit code 2, with its
+    /// message naming the path and `--force`); anything else is the plugin's failure.
+    #[must_use]
+    pub fn into_plugin_error(self, key: &PluginKey) -> PluginError {
+        match self {
+            Self::Universe(e) => PluginError::Universe(e),
+            e => PluginError::Failed {
+                key: key.to_string(),
+                message: e.to_string(),
+                source: Some(Box::new(e)),
+            },
+        }
+    }
 }
 
 /// One generated file: which template renders it, where it goes and what to do if it exists.
@@ -319,6 +336,15 @@ mod tests {
             err.to_string(),
             "services/billing/Cargo.toml already exists; pass --force to overwrite it"
         );
+        let key: PluginKey = "rust.mni.dev/v1".parse().unwrap();
+        let err = err.into_plugin_error(&key);
+        assert!(err.is_invalid_input(), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            "services/billing/Cargo.toml already exists; pass --force to overwrite it"
+        );
+        let broken = t.render("nope", &json!({})).unwrap_err();
+        assert!(!broken.into_plugin_error(&key).is_invalid_input());
         let files = [files[0].clone().if_exists(IfExists::Overwrite)];
         let out = t
             .scaffold(&mut u, &files, &json!({"name": "Billing"}))

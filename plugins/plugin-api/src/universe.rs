@@ -43,6 +43,15 @@ pub struct UniverseFile {
 }
 
 impl UniverseFile {
+    /// Counts a file that holds what is on disk (loaded, or loaded and skipped) as touched.
+    /// Overwrite: its contents are the disk's, and a later edit ([`Universe::modify`]) must
+    /// reach the disk as an update.
+    fn touch(&mut self) {
+        if matches!(self.state, FileState::Existing | FileState::Skipped) {
+            self.state = FileState::Written(IfExists::Overwrite);
+        }
+    }
+
     /// The file's current contents.
     #[must_use]
     pub fn contents(&self) -> &str {
@@ -170,13 +179,9 @@ impl Universe {
             return Ok(WriteOutcome::Created);
         };
         if file.contents == contents {
-            if file.state != FileState::Existing || policy == IfExists::Overwrite {
-                return Ok(WriteOutcome::Unchanged);
-            }
-            if policy == IfExists::Skip {
-                file.state = FileState::Skipped;
-                return Ok(WriteOutcome::Skipped);
-            }
+            // Nothing to write, whatever the policy; but a plugin asked for this file, so a
+            // commit reports it (as unchanged) instead of leaving it out or calling it skipped.
+            file.touch();
             return Ok(WriteOutcome::Unchanged);
         }
         match policy {
@@ -216,6 +221,20 @@ impl Universe {
             file.state = FileState::Written(IfExists::Overwrite);
         }
         Ok(true)
+    }
+
+    /// Marks an existing file as looked at by a plugin without changing it (e.g. an insert at
+    /// a scaffold marker that is already there), so a commit reports it as unchanged. A file
+    /// skipped earlier counts as unchanged too, as it would count as updated had the edit
+    /// changed it ([`Universe::modify`]); files a plugin wrote keep their state.
+    pub fn touch(&mut self, path: &str) -> Result<(), UniverseError> {
+        let path = normalize_path(path)?;
+        let file = self
+            .files
+            .get_mut(&path)
+            .ok_or(UniverseError::NotFound { path })?;
+        file.touch();
+        Ok(())
     }
 
     /// The contents at `path`, if any.
@@ -370,6 +389,37 @@ mod tests {
             Ok(WriteOutcome::Created)
         );
         assert_eq!(u.touched().count(), 2);
+
+        // Writing what is already there is unchanged, whatever the policy, and counts as
+        // touched so that the report lists it.
+        for policy in [IfExists::Skip, IfExists::Error, IfExists::Overwrite] {
+            let mut u = Universe::new();
+            u.insert_existing("same.rs", "x").unwrap();
+            assert_eq!(u.write("same.rs", "x", policy), Ok(WriteOutcome::Unchanged));
+            assert_eq!(
+                u.file("same.rs").unwrap().state(),
+                FileState::Written(IfExists::Overwrite)
+            );
+        }
+        let mut u = Universe::new();
+        u.insert_existing("a.rs", "x").unwrap();
+        u.insert_existing("b.rs", "y").unwrap();
+        u.touch("./a.rs").unwrap();
+        u.write("b.rs", "template", IfExists::Skip).unwrap();
+        u.touch("b.rs").unwrap();
+        for path in ["a.rs", "b.rs"] {
+            assert_eq!(
+                u.file(path).unwrap().state(),
+                FileState::Written(IfExists::Overwrite)
+            );
+        }
+        // An edit after the touch still reaches the disk.
+        assert_eq!(u.modify("b.rs", |s| format!("{s}z")), Ok(true));
+        assert_eq!(u.get("b.rs"), Some("yz"));
+        assert!(matches!(
+            u.touch("c.rs"),
+            Err(UniverseError::NotFound { .. })
+        ));
 
         let mut forced = Universe::new().with_force(true);
         forced.insert_existing("a", "1").unwrap();

@@ -34,11 +34,50 @@ fn init_twice_changes_nothing() {
     let before = p.tree();
     let out = p.run(&["init"]).ok();
     assert_eq!(p.tree(), before);
+    // Every file the command writes is reported, and reported unchanged (not skipped).
+    let (files, summary) = out.trim_end().rsplit_once('\n').expect("a report");
     assert!(
-        !out.contains("   create ") && !out.contains("   update "),
+        files.lines().count() > 1 && files.lines().all(|l| l.starts_with("unchanged ")),
         "{out}"
     );
-    assert!(out.contains("create 0, update 0"), "{out}");
+    assert!(files.contains("unchanged PROJECT"), "{out}");
+    assert!(summary.contains("create 0, update 0, skip 0"), "{out}");
+}
+
+#[test]
+fn a_generated_file_that_exists_is_bad_input_naming_force() {
+    let p = Project::new();
+    p.run(&["init", "--domain", "acme.io"]).ok();
+    let api = [
+        "create",
+        "api",
+        "--group",
+        "crew",
+        "--version",
+        "v1",
+        "--kind",
+        "Captain",
+    ];
+    let first = p.run(&api).ok();
+    assert!(first.contains("   update src/main.rs\n"), "{first}");
+    // A file the plugin generates, but which is already there: bad input naming it.
+    let p = Project::new();
+    p.run(&["init", "--domain", "acme.io"]).ok();
+    let created: Vec<String> = first
+        .lines()
+        .filter_map(|l| l.strip_prefix("   create "))
+        .map(str::to_owned)
+        .collect();
+    let victim = created.first().expect("create api creates files");
+    let p = p.file(victim, "mine\n");
+    let before = p.tree();
+    p.run(&api).fails(
+        2,
+        &[&format!(
+            "{victim} already exists; pass --force to overwrite it"
+        )],
+    );
+    assert_eq!(p.tree(), before);
 }
 
 #[test]

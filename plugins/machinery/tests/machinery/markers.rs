@@ -57,12 +57,17 @@ fn double_insert_is_byte_identical() {
     let after_first = fx.tree();
     let second = scaffold_billing(&fx, "\"billing\",");
     assert_eq!(fx.tree(), after_first);
-    assert_eq!(second.paths(mni_machinery::Action::Update).count(), 0);
+    // Every file the scaffold looked at is reported unchanged: none updated, none skipped.
     assert_eq!(
-        second
-            .paths(mni_machinery::Action::Skip)
-            .collect::<Vec<_>>(),
-        ["src/billing.rs"]
+        second.entries,
+        [
+            ("Cargo.toml".to_owned(), mni_machinery::Action::Unchanged),
+            (
+                "src/billing.rs".to_owned(),
+                mni_machinery::Action::Unchanged
+            ),
+            ("src/main.rs".to_owned(), mni_machinery::Action::Unchanged),
+        ]
     );
     let main = fx.read("src/main.rs");
     assert!(main.contains("        // a user comment that must survive\n        // +mni:fragment:controllers:billing\n        \"billing\",\n        // +mni:fragment-end:controllers:billing\n        // +mni:scaffold:controllers\n"), "{main}");
