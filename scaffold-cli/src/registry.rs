@@ -269,9 +269,9 @@ mod tests {
         let registry = Registry::discover(None);
         let list = registry.list();
         assert!(
-            list.lines().nth(1).is_some_and(
-                |l| l.starts_with("rust-operator.mni.dev/v1 (default)  built-in  init, new service, create api")
-            ),
+            list.lines().nth(1).is_some_and(|l| l.starts_with(
+                "rust-operator.mni.dev/v1 (default)  built-in  init, new service, create api"
+            )),
             "{list}"
         );
         let runner = Runner::new(

@@ -151,7 +151,9 @@ fn plugin_keys() {
     check(
         Project::new(),
         &["--plugins", "nope/v1", "init"],
-        &["no plugin matches \"nope/v1\"; available: kustomize.mni.dev/v1, rust-operator.mni.dev/v1, rust.mni.dev/v1"],
+        &[
+            "no plugin matches \"nope/v1\"; available: kustomize.mni.dev/v1, rust-operator.mni.dev/v1, rust.mni.dev/v1",
+        ],
     );
     check(
         Project::new(),

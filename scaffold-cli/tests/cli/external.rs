@@ -210,14 +210,20 @@ json.dump({"apiVersion": "v1alpha1", "command": req["command"],
         .iter()
         .filter_map(|p| p.as_str())
         .collect();
-    for present in [".gitignore", "notes.md", "Cargo.toml", "src/main.rs", "README.md"] {
+    for present in [
+        ".gitignore",
+        "notes.md",
+        "Cargo.toml",
+        "src/main.rs",
+        "README.md",
+    ] {
         assert!(paths.contains(&present), "{present} in {paths:?}");
     }
     assert!(
-        paths
-            .iter()
-            .all(|p| !p.starts_with(".git/") && !p.starts_with("target/") && *p != "debug.log"
-                && *p != "PROJECT"),
+        paths.iter().all(|p| !p.starts_with(".git/")
+            && !p.starts_with("target/")
+            && *p != "debug.log"
+            && *p != "PROJECT"),
         "{paths:?}"
     );
     assert_eq!(
