@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: every crate's unit, integration and doc tests, the kubectl suites
-# and the book's commands. One shared target directory for everything.
+# the book's commands, and the golden projects' own builds and tests. One shared target
+# directory for everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if cargo nextest --version >/dev/null 2>&1; then
@@ -9,3 +10,5 @@ if cargo nextest --version >/dev/null 2>&1; then
 else
   cargo test --workspace --no-fail-fast
 fi
+# What the scaffold plugins generate builds, is formatted and passes its own tests.
+scripts/golden.sh

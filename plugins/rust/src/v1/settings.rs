@@ -34,9 +34,10 @@ pub const LICENSES: &[License] = &[
     },
 ];
 
-/// Where generated projects get the mNi crates from.
+/// Where generated projects get the mNi crates from. In PROJECT it is a map with one key,
+/// `path`, `version` or `git`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(into = "SourceRecord", try_from = "SourceRecord")]
 pub enum MniSource {
     /// A checkout of the mNi repository (`--mni-path`), absolute or relative to the project.
     Path(String),
@@ -44,6 +45,50 @@ pub enum MniSource {
     Version(String),
     /// A git repository (`--mni-git`).
     Git(String),
+}
+
+/// [`MniSource`] as PROJECT stores it: exactly one of the fields.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SourceRecord {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    git: Option<String>,
+}
+
+impl From<MniSource> for SourceRecord {
+    fn from(source: MniSource) -> Self {
+        match source {
+            MniSource::Path(p) => Self {
+                path: Some(p),
+                ..Self::default()
+            },
+            MniSource::Version(v) => Self {
+                version: Some(v),
+                ..Self::default()
+            },
+            MniSource::Git(g) => Self {
+                git: Some(g),
+                ..Self::default()
+            },
+        }
+    }
+}
+
+impl TryFrom<SourceRecord> for MniSource {
+    type Error = String;
+
+    fn try_from(record: SourceRecord) -> Result<Self, String> {
+        match (record.path, record.version, record.git) {
+            (Some(p), None, None) => Ok(Self::Path(p)),
+            (None, Some(v), None) => Ok(Self::Version(v)),
+            (None, None, Some(g)) => Ok(Self::Git(g)),
+            _ => Err("mni: give exactly one of path, version or git".to_owned()),
+        }
+    }
 }
 
 /// The repository this plugin was built from: generated projects use its crates by default.

@@ -1,0 +1,9 @@
+// SPDX-License-Identifier: Apache-2.0
+
+//! `docs_demo`: the API types and controllers of the `docs-demo` operator.
+//!
+//! `src/main.rs` registers the controllers with a `mni_operator::Manager`; the tests under
+//! `tests/` run them against an in-process control plane.
+
+pub mod api;
+pub mod controllers;
