@@ -146,6 +146,14 @@ pub struct NewServiceArgs {
     /// The service name, a DNS-1123 label starting with a letter (e.g. `billing`).
     #[arg(value_name = "NAME")]
     pub name: String,
+    /// Instantiate this local cargo-generate template directory as services/NAME instead of
+    /// running the chain's `new service` (relative to -C DIR).
+    #[arg(long, value_name = "DIR")]
+    pub template: Option<PathBuf>,
+    /// A value for a template placeholder (repeatable); placeholders without one take their
+    /// default.
+    #[arg(long, value_name = "KEY=VALUE", requires = "template")]
+    pub define: Vec<String>,
 }
 
 impl NewServiceArgs {

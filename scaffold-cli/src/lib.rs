@@ -36,7 +36,7 @@ use mni_plugin::{FlagSpec, PluginKey, subcommand};
 
 pub use cli::Cli;
 pub use registry::{PluginRef, Registry, RegistryError};
-pub use scaffold::{Request, ScaffoldError, scaffold};
+pub use scaffold::{Request, ScaffoldError, TEMPLATE_KEY, scaffold};
 
 use cli::{Command, CreateCommand, NewCommand, PluginFlags, PluginFlagsError, PluginsCommand};
 use external::{Limits, MAX_RESPONSE, Runner};

@@ -12,17 +12,22 @@
 //! `new service` in a directory without `PROJECT` first runs `init` (with defaults) in the same
 //! Universe, so the project and the service land in one commit.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use mni_machinery::{Action, CommitError, LoadError, PlanError, TemplateError, ValidationError};
+use mni_machinery::{
+    Action, CommitError, Generate, GenerateError, Generated, Insert, LoadError, MarkerError,
+    PlanError, TemplateError, ValidationError,
+};
 use mni_plugin::names::{self, NameError};
 use mni_plugin::{
     Context, FlagSpec, FlagValue, FlagValues, IfExists, PROJECT_FILE, PluginError, PluginKey,
-    ProjectConfig, ProjectError, ResolveError, Resource, ResourceApi, Subcommand, UniverseError,
-    subcommand,
+    ProjectConfig, ProjectError, ResolveError, Resource, ResourceApi, Service, Subcommand,
+    UniverseError, subcommand,
 };
+use serde::{Deserialize, Serialize};
 
 use crate::cli::{self, CreateApiArgs, GlobalArgs, InitArgs, NewServiceArgs, PluginFlags};
 use crate::external::{ExternalError, Runner};
@@ -81,6 +86,12 @@ pub enum ScaffoldError {
     /// Planning or committing failed.
     #[error(transparent)]
     Commit(#[from] CommitError),
+    /// `new service --template`: the template could not be instantiated.
+    #[error(transparent)]
+    Generate(#[from] GenerateError),
+    /// `new service --template`: the workspace member could not be added.
+    #[error(transparent)]
+    Member(#[from] MarkerError),
     /// Reading PROJECT, creating the project directory or printing failed.
     #[error("{}: {source}", .path.display())]
     Io {
@@ -114,11 +125,34 @@ impl ScaffoldError {
                     || caused_by_existing_file(e)
             }
             Self::External(e) => e.is_invalid_input(),
+            Self::Generate(e) => e.is_invalid_input(),
             Self::Commit(CommitError::Plan(PlanError::AlreadyExists { .. })) => true,
             _ => false,
         };
         if bad_input { 2 } else { 1 }
     }
+}
+
+/// The `plugin` of services made from a cargo-generate template, and the key under which PROJECT
+/// records their templates.
+pub const TEMPLATE_KEY: &str = "cargo-generate.mni.dev/v1";
+
+/// What PROJECT keeps under `plugins.<TEMPLATE_KEY>`.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct TemplateServices {
+    /// By service name.
+    #[serde(default)]
+    services: BTreeMap<String, TemplateSource>,
+}
+
+/// Where a service came from.
+#[derive(Debug, Serialize, Deserialize)]
+struct TemplateSource {
+    /// The template directory: relative to the project if inside it, else absolute.
+    template: String,
+    /// The `--define`d placeholder values.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    defines: BTreeMap<String, String>,
 }
 
 /// Whether a file that exists without `--force` is somewhere in `e`'s causes (a plugin may wrap
@@ -234,6 +268,27 @@ pub fn scaffold(
         }
     }
 
+    // A template is instantiated first, into a temporary directory: a bad one fails before
+    // any plugin runs.
+    let template = match request {
+        Request::NewService(args) => match &args.template {
+            Some(path) => {
+                if config.service(&args.name).is_some() {
+                    return Err(PluginError::from(ProjectError::DuplicateService(
+                        args.name.clone(),
+                    ))
+                    .into());
+                }
+                let generate =
+                    Generate::new(root.join(path), &args.name).with_defines(&args.define)?;
+                let generated = generate.run()?;
+                Some((generate, generated))
+            }
+            None => None,
+        },
+        _ => None,
+    };
+
     let mut dir = CreatedDirs::create(&root)?;
     let mut universe = mni_machinery::load_universe(&root)?
         .universe
@@ -292,6 +347,16 @@ pub fn scaffold(
         }
     }
 
+    if let (Request::NewService(args), Some((generate, generated))) = (request, &template) {
+        add_template_service(
+            &root,
+            &args.name,
+            generate,
+            generated,
+            &mut universe,
+            &mut config,
+        )?;
+    }
     if let Request::CreateApi(api) = request
         && config
             .resource(&api.group, &api.version, &api.kind)
@@ -316,7 +381,16 @@ pub fn scaffold(
 
     mni_machinery::validate(&root, &universe)?;
     let plan = mni_machinery::plan(&root, &universe).map_err(CommitError::from)?;
-    let what = steps.last().map_or("scaffold", |s| s.sub.as_str());
+    let what = match request {
+        Request::Init(_) => "init",
+        Request::NewService(_) => "new service",
+        Request::CreateApi(_) => "create api",
+        Request::Edit => "edit",
+    };
+    let with = match &template {
+        Some((generate, _)) => format!("--template {}", generate.template().display()),
+        None => join(&chain),
+    };
     let print = |out: &mut dyn Write, text: &str| {
         out.write_all(text.as_bytes())
             .map_err(|source| io_error(Path::new("<stdout>"), source))
@@ -327,8 +401,7 @@ pub fn scaffold(
         print(
             out,
             &format!(
-                "dry run of `{what}` with {}: would {}; nothing was written\n",
-                join(&chain),
+                "dry run of `{what}` with {with}: would {}; nothing was written\n",
                 summary(&report)
             ),
         )?;
@@ -340,7 +413,7 @@ pub fn scaffold(
     print(out, &report.to_string())?;
     print(
         out,
-        &format!("`{what}` with {}: {}\n", join(&chain), summary(&report)),
+        &format!("`{what}` with {with}: {}\n", summary(&report)),
     )
 }
 
@@ -375,15 +448,18 @@ fn plan_steps(
         Request::Init(args) => vec![init(args)],
         Request::NewService(args) => {
             names::validate_service_name("NAME", &args.name)?;
-            let service = Step {
-                sub: Subcommand::NewService,
-                flags: args.to_flags(),
-            };
-            if has_project {
-                vec![service]
-            } else {
-                vec![init(&InitArgs::default()), service]
+            let mut steps = Vec::new();
+            if !has_project {
+                steps.push(init(&InitArgs::default()));
             }
+            // With --template, the template makes the service instead of the chain.
+            if args.template.is_none() {
+                steps.push(Step {
+                    sub: Subcommand::NewService,
+                    flags: args.to_flags(),
+                });
+            }
+            steps
         }
         Request::CreateApi(args) => {
             if !has_project {
@@ -410,6 +486,54 @@ fn plan_steps(
             }]
         }
     })
+}
+
+/// Writes a generated service into `services/NAME/`, makes it a workspace member (at the root
+/// Cargo.toml's `members` marker, if any) and records it in the config.
+fn add_template_service(
+    root: &Path,
+    name: &str,
+    generate: &Generate,
+    generated: &Generated,
+    universe: &mut mni_plugin::Universe,
+    config: &mut ProjectConfig,
+) -> Result<(), ScaffoldError> {
+    let dir = format!("services/{name}");
+    generated.write_into(universe, &dir, IfExists::Error)?;
+    if generated.files.contains_key("Cargo.toml")
+        && universe
+            .get("Cargo.toml")
+            .is_some_and(|t| t.contains("+mni:scaffold:members"))
+    {
+        let member = Insert::new("members", name, &format!("\"{dir}\","));
+        mni_machinery::insert(universe, "Cargo.toml", &member)?;
+    }
+    let key: PluginKey = TEMPLATE_KEY.parse().expect("TEMPLATE_KEY is a valid key");
+    config
+        .add_service(Service {
+            crates: [("crate".to_owned(), dir)].into(),
+            name: name.to_owned(),
+            plugin: key.clone(),
+        })
+        .map_err(PluginError::from)?;
+    let template = generate.template();
+    let source = TemplateSource {
+        template: template
+            .strip_prefix(root)
+            .unwrap_or(template)
+            .to_string_lossy()
+            .into_owned(),
+        defines: generate.defines().clone(),
+    };
+    let mut stored: TemplateServices = config
+        .plugin_config(&key)
+        .map_err(PluginError::from)?
+        .unwrap_or_default();
+    stored.services.insert(name.to_owned(), source);
+    config
+        .set_plugin_config(&key, &stored)
+        .map_err(PluginError::from)?;
+    Ok(())
 }
 
 fn summary(report: &mni_machinery::CommitReport) -> String {

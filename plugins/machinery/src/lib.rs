@@ -11,10 +11,14 @@
 //!    [`Plan::diff`]; otherwise [`Plan::apply`] (or [`commit`], which does 3–4) writes it
 //!    atomically: all files or none (see the `commit` module docs for the exact guarantee).
 //!
+//! Community templates take a side road into step 2: [`Generate`] instantiates a local
+//! cargo-generate template into files that are written into the Universe like rendered ones.
+//!
 //! **Architecture invariant:** this crate is the only place where scaffolding touches the file
 //! system; `mni-plugin` stays pure.
 
 mod commit;
+mod generate;
 mod gitignore;
 mod load;
 mod marker;
@@ -24,6 +28,7 @@ mod template;
 mod validate;
 
 pub use commit::{CommitError, STATE_DIR, commit, recover};
+pub use generate::{Generate, GenerateError, Generated};
 pub use gitignore::{Gitignore, GitignoreError};
 pub use load::{LoadError, Loaded, load_universe};
 pub use marker::{Insert, InsertOutcome, MarkerError, insert, insert_into};

@@ -7,6 +7,7 @@ mod bad_input;
 mod external;
 mod flags;
 mod scaffold;
+mod template;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -92,9 +93,15 @@ impl Project {
         fs::read_to_string(self.root().join(path)).expect("read")
     }
 
-    /// Runs `mni-scaffold -C <root> args…` with a clean environment.
+    /// Runs `mni-scaffold -C <root> args…` with a clean environment (plus `USER`, which
+    /// cargo-generate needs).
     pub(crate) fn run(&self, args: &[&str]) -> Run {
         run_in(&self.root(), &self.tmp.path().join("plugins"), args)
+    }
+
+    /// Like [`Project::run`], with exactly `vars` added to the clean environment.
+    pub(crate) fn run_env(&self, args: &[&str], vars: &[(&str, &str)]) -> Run {
+        run_in_env(&self.root(), &self.tmp.path().join("plugins"), args, vars)
     }
 
     /// Every entry below the project root (directories as `/`), with file bytes.
@@ -108,6 +115,12 @@ pub(crate) fn sample_path() -> PathBuf {
 }
 
 pub(crate) fn run_in(dir: &Path, plugins: &Path, args: &[&str]) -> Run {
+    run_in_env(dir, plugins, args, &[("USER", "mni-test")])
+}
+
+/// Runs `mni-scaffold -C <dir> args…` with only PATH, HOME, `MNI_PLUGINS_PATH`, a secret that
+/// must not reach plugins, and `vars`.
+pub(crate) fn run_in_env(dir: &Path, plugins: &Path, args: &[&str], vars: &[(&str, &str)]) -> Run {
     let out = Command::new(env!("CARGO_BIN_EXE_mni-scaffold"))
         .arg("-C")
         .arg(dir)
@@ -118,6 +131,7 @@ pub(crate) fn run_in(dir: &Path, plugins: &Path, args: &[&str]) -> Run {
         .env("MNI_PLUGINS_PATH", plugins)
         // Must not reach external plugins: only PATH, HOME and LANG do.
         .env("MNI_TEST_SECRET", "hunter2")
+        .envs(vars.iter().copied())
         .output()
         .expect("run mni-scaffold");
     Run {
