@@ -347,6 +347,21 @@ pub fn scaffold(
         }
     }
 
+    // Chains without a plugin that records them (e.g. only external plugins) still get the
+    // domain and project name `init` was given.
+    if let Some(step) = steps.iter().find(|s| s.sub == Subcommand::Init) {
+        for (name, value) in &step.flags {
+            match (name.as_str(), value) {
+                ("domain", FlagValue::String(d)) if config.domain.is_empty() => {
+                    config.domain.clone_from(d);
+                }
+                ("project-name", FlagValue::String(n)) if config.project_name.is_none() => {
+                    config.project_name = Some(n.clone());
+                }
+                _ => {}
+            }
+        }
+    }
     if let (Request::NewService(args), Some((generate, generated))) = (request, &template) {
         add_template_service(
             &root,

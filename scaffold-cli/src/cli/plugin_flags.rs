@@ -309,13 +309,14 @@ impl PluginFlags {
     }
 
     /// Words clap's refusal of `flag` for the subcommand of `cmd` (augmented): one line naming
-    /// the flag and listing every flag the subcommand accepts.
+    /// the flag and listing every flag the subcommand accepts (global flags aside).
     #[must_use]
     pub fn unknown_flag(&self, cmd: &Command, flag: &str) -> Option<PluginFlagsError> {
         let sub = self.subcommand?;
         let target = find(cmd, words(sub))?;
         let declared = target
             .get_arguments()
+            .filter(|a| !a.is_global_set())
             .filter_map(Arg::get_long)
             .filter(|l| *l != "help")
             .map(|l| format!("--{l}"))

@@ -78,12 +78,14 @@ fn undeclared_flags_are_bad_input() {
     let before = p.tree();
     let mut args = API.to_vec();
     args.extend(["--doc-titel", "typo"]);
-    p.run(&args).fails(
+    let err = p.run(&args).fails(
         2,
         &[
             "unknown flag --doc-titel for `create api` with spy.acme.io/v1; the flags are --group, --version, --kind, --namespaced, --resource, --controller, --doc-title, --replicas, --draft",
         ],
     );
+    // The global flags are not listed.
+    assert!(err.ends_with("--draft"), "{err}");
     // A flag another subcommand declares is unknown here too.
     p.run(&["init", "--replicas", "2"])
         .fails(2, &["unknown flag --replicas for `init`"]);
@@ -126,5 +128,9 @@ fn the_sample_takes_a_doc_title() {
     let mut args = API.to_vec();
     args.extend(["--doc-title", "Captains"]);
     p.run(&args).ok();
-    assert!(p.read("docs/captain.md").starts_with("# Captains\n"));
+    let page = p.read("docs/captain.md");
+    assert!(page.starts_with("# Captains\n"), "{page}");
+    // A chain of external plugins only: the CLI records init's domain and project name.
+    assert!(page.contains("`crew.acme.io/v1`"), "{page}");
+    assert!(p.read("PROJECT").contains("projectName: demo\n"));
 }
