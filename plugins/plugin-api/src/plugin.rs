@@ -130,6 +130,7 @@ impl PluginError {
     }
 }
 
+// ANCHOR: context (shown in book/src/writing-plugins.md)
 /// What a subcommand works on.
 #[derive(Debug)]
 pub struct Context<'a> {
@@ -142,6 +143,8 @@ pub struct Context<'a> {
     /// The resolved plugin chain, in order (external plugins receive it as `pluginChain`).
     pub chain: &'a [PluginKey],
 }
+
+// ANCHOR_END: context
 
 macro_rules! subcommand_trait {
     ($(#[$doc:meta])* $name:ident) => {
@@ -189,6 +192,7 @@ subcommand_trait!(
     NewService
 );
 
+// ANCHOR: plugin (shown in book/src/writing-plugins.md)
 /// A scaffolding plugin: a key, the project versions it supports and its subcommands.
 pub trait Plugin: Send + Sync {
     /// The plugin's key, e.g. `service.mni.dev/v1`.
@@ -229,6 +233,8 @@ pub trait Plugin: Send + Sync {
         None
     }
 }
+
+// ANCHOR_END: plugin
 
 /// A subcommand implementation seen through its common methods.
 #[derive(Clone, Copy)]

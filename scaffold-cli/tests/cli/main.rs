@@ -4,6 +4,7 @@
 //! fluently, runs the binary in it and snapshots the tree so tests can prove nothing changed.
 
 mod bad_input;
+mod book;
 mod external;
 mod flags;
 mod scaffold;
