@@ -170,7 +170,8 @@ fn plain(text: &str) -> String {
         .join(" ")
 }
 
-/// An instantiation of a local cargo-generate template. See the [module docs](self).
+/// An instantiation of a local cargo-generate template (the `mni_machinery` crate docs say where
+/// it fits).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Generate {
     template: PathBuf,

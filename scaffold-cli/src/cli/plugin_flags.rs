@@ -9,7 +9,7 @@
 //!    arguments without knowing the plugin flags;
 //! 2. the caller resolves the chain, collects what each plugin declares for that subcommand into
 //!    a [`PluginFlags`], lets [`PluginFlags::augment`] add those flags to the clap command (typed:
-//!    string, bool, int, float; listed by `--help` under "Flags of <key>"), parses, and reads the
+//!    string, bool, int, float; listed by `--help` under `Flags of KEY`), parses, and reads the
 //!    given values back with [`PluginFlags::read`].
 //!
 //! At run time [`PluginFlags::values_for`] gives an in-process plugin its [`FlagValues`] (the
