@@ -1,18 +1,21 @@
 //! The built-in plugins: one list, in one place.
 //!
 //! [`builtins`] returns every plugin compiled into `mni-scaffold`: `rust.mni.dev/v1` (the
-//! operator crates), `kustomize.mni.dev/v1` (their manifests) and the bundle
-//! `rust-operator.mni.dev/v1` running both, which is the [`default_chain`] when neither
-//! `--plugins` nor a PROJECT `layout` says otherwise — like Kubebuilder's `go/v4` bundling its
-//! Go and kustomize plugins. To add a built-in plugin, construct it in [`builtins`] and, if new
+//! operator crates), `kustomize.mni.dev/v1` (their manifests), `service.mni.dev/v1` (a service's
+//! CRD, controllers, backend and frontend) and the bundle `rust-operator.mni.dev/v1` running
+//! the three in that order, which is the [`default_chain`] when neither `--plugins` nor a
+//! PROJECT `layout` says otherwise — like Kubebuilder's `go/v4` bundling its Go and kustomize
+//! plugins. To add a built-in plugin, construct it in [`builtins`] and, if new
 //! projects should use it by default, change [`DEFAULT_CHAIN`]. Nothing else in the CLI needs to
 //! change.
 
 use mni_plugin::{Bundle, Plugin, PluginKey};
 use mni_plugin_kustomize::KustomizeV1;
 use mni_plugin_rust::RustV1;
+use mni_plugin_service::ServiceV1;
 
-/// The key of the default bundle: the Rust plugin, then the kustomize plugin.
+/// The key of the default bundle: the Rust plugin, the kustomize plugin, then the service
+/// plugin.
 pub const RUST_OPERATOR_KEY: &str = "rust-operator.mni.dev/v1";
 
 /// The keys of the default chain, in order.
@@ -27,16 +30,23 @@ pub const DEFAULT_CHAIN: &[&str] = &[RUST_OPERATOR_KEY];
 pub fn builtins() -> Vec<Box<dyn Plugin>> {
     let bundle = Bundle::new(
         RUST_OPERATOR_KEY.parse().expect("a valid key"),
-        vec![Box::new(RustV1::new()), Box::new(KustomizeV1::new())],
+        vec![
+            Box::new(RustV1::new()),
+            Box::new(KustomizeV1::new()),
+            Box::new(ServiceV1::new()),
+        ],
     )
     .with_description(
-        "The default chain: rust.mni.dev/v1 (a Rust operator on the mNi runtime), then \
-         kustomize.mni.dev/v1 (its manifests, with RBAC derived from its controllers).",
+        "The default chain: rust.mni.dev/v1 (a Rust operator on the mNi runtime), \
+         kustomize.mni.dev/v1 (its manifests, with RBAC derived from its controllers), then \
+         service.mni.dev/v1 (for `new service`: the service CRD and controller, a domain kind, \
+         a backend and a frontend).",
     );
     vec![
         Box::new(bundle),
         Box::new(RustV1::new()),
         Box::new(KustomizeV1::new()),
+        Box::new(ServiceV1::new()),
     ]
 }
 

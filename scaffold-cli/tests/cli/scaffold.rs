@@ -125,7 +125,10 @@ fn new_service_creates_the_project_when_needed() {
     );
     let project = p.read("PROJECT");
     assert!(
-        project.contains("services:\n- crates:\n    operator: services/billing/operator\n"),
+        project.contains(
+            "services:\n- crates:\n    backend: services/billing/backend\n    \
+             frontend: services/billing/frontend\n    operator: services/billing/operator\n"
+        ),
         "{project}"
     );
     let out = p.run(&["new", "service", "ledger"]).ok();

@@ -1,0 +1,99 @@
+//! `service.mni.dev/v1`.
+//!
+//! It implements `new service NAME` and runs after `rust.mni.dev/v1` (which makes the bare
+//! operator crate) and `kustomize.mni.dev/v1` (its `config/`). For `billing` in domain
+//! `example.com` it adds (`OP` is `services/billing/operator/`):
+//!
+//! ```text
+//! services/billing/README.md                     how the three crates fit together, how to run them
+//! OP/src/api/billing_v1alpha1/billing.rs          the service CRD `Billing`: frontend + backend WorkloadSpecs
+//! OP/src/api/billing_v1alpha1/billing_account.rs the domain kind `BillingAccount`
+//! OP/src/controllers/billing.rs                   applies the children, sets Ready/Progressing/Degraded
+//! OP/src/controllers/billing/children.rs          the children as pure functions of the CR
+//! OP/src/controllers/billing/status.rs            conditions from the Deployments (and failing pods)
+//! OP/src/controllers/billing_account.rs           the domain kind's skeleton controller
+//! OP/tests/billing.rs, billing_account.rs         the controllers on mni-testkit with the simulator
+//! OP/config/crd/bases/, config/samples/           both CRDs (equal to `crd` output) and samples
+//! services/billing/backend/                       axum API: CRUD on BillingAccounts, OpenAPI, probes
+//! services/billing/frontend/                      embedded web UI, proxies /api to the backend
+//! ```
+//!
+//! It also registers both kinds and controllers at the operator's scaffold markers, adds
+//! the backend and frontend to the workspace `members`, adds `mni-core` and `sha2` to the
+//! operator's dependencies, re-derives `config/rbac/role.yaml` (the service controller
+//! declares what it applies), and records both kinds and all three crates in PROJECT.
+//!
+//! Names are derived in [`ServiceNames`]; a name that is invalid or taken is bad input
+//! (exit 2) before anything is written.
+
+mod names;
+mod new_service;
+
+use mni_machinery::Templates;
+use mni_plugin::PluginKey;
+use mni_plugin::prelude::*;
+use mni_plugin_kustomize::KustomizeV1;
+
+pub use names::{
+    API_VERSION, BACKEND_CRATE, FRONTEND_CRATE, ServiceCrate, ServiceNameError, ServiceNames,
+};
+
+/// The plugin's key.
+pub const KEY: &str = "service.mni.dev/v1";
+
+/// The `service.mni.dev/v1` plugin. See the [module docs](self).
+pub struct ServiceV1 {
+    key: PluginKey,
+    templates: Templates,
+    kustomize: KustomizeV1,
+}
+
+impl ServiceV1 {
+    /// The plugin with its templates registered.
+    ///
+    /// # Panics
+    ///
+    /// Only if a built-in template does not parse (ruled out by the unit tests).
+    #[must_use]
+    pub fn new() -> Self {
+        Self {
+            key: KEY.parse().expect("KEY is a valid plugin key"),
+            templates: mni_plugin_rust::v1::templates("service", "v1"),
+            kustomize: KustomizeV1::new(),
+        }
+    }
+}
+
+impl Default for ServiceV1 {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for ServiceV1 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServiceV1").field("key", &self.key).finish()
+    }
+}
+
+impl Plugin for ServiceV1 {
+    fn key(&self) -> &PluginKey {
+        &self.key
+    }
+
+    fn description(&self) -> String {
+        "Scaffolds a complete service on top of the operator crate rust.mni.dev/v1 makes: the \
+         service CRD (frontend and backend workloads) and its controller, a domain kind, an axum \
+         backend doing CRUD on it through the Kubernetes API, a web frontend with embedded \
+         assets, Dockerfiles, manifests and tests (new service). Runs after rust.mni.dev/v1 and \
+         kustomize.mni.dev/v1."
+            .to_owned()
+    }
+
+    fn new_service(&self) -> Option<&dyn NewService> {
+        Some(self)
+    }
+}
+
+#[cfg(test)]
+mod tests;

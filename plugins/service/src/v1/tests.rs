@@ -1,0 +1,302 @@
+//! The default chain in-process — `rust.mni.dev/v1`, `kustomize.mni.dev/v1`, then this plugin —
+//! over a Universe. Every file `new service` writes or changes is pinned by an `insta` snapshot
+//! (`INSTA_UPDATE=always cargo test -p mni-plugin-service` after a deliberate template change);
+//! every Rust file must parse and be rustfmt-clean, every YAML document must parse. Whether the
+//! generated project builds and its tests pass is checked by building a generated project (see
+//! the crate's README of the golden projects in `tests/`).
+
+use std::io::Write as _;
+use std::process::{Command, Stdio};
+
+use mni_plugin::{
+    Context, FlagValue, FlagValues, PluginKey, ProjectConfig, Resource, Subcommand, Universe, run,
+};
+use mni_plugin_kustomize::KustomizeV1;
+use mni_plugin_rust::RustV1;
+use serde::Deserialize as _;
+
+use super::*;
+
+fn flags(pairs: &[(&str, &str)]) -> FlagValues {
+    let mut values = FlagValues::new();
+    for (k, v) in pairs {
+        values.set(k, FlagValue::String((*v).to_owned()));
+    }
+    values
+}
+
+/// A project in memory, scaffolded by the default chain.
+struct Project {
+    universe: Universe,
+    config: ProjectConfig,
+}
+
+impl Project {
+    /// `init --domain example.com` with the project name `demo`.
+    fn init() -> Self {
+        let mut p = Self {
+            universe: Universe::new(),
+            config: ProjectConfig::default(),
+        };
+        p.run(
+            Subcommand::Init,
+            &[
+                ("domain", "example.com"),
+                ("project-name", "demo"),
+                ("mni-path", "../mni"),
+            ],
+        )
+        .expect("init");
+        p
+    }
+
+    /// Runs `sub` through the chain as the CLI does: every plugin validates, then every plugin
+    /// runs, on a copy that replaces the project only when all succeed.
+    fn run(&mut self, sub: Subcommand, pairs: &[(&str, &str)]) -> Result<(), PluginError> {
+        let plugins: [&dyn Plugin; 3] = [&RustV1::new(), &KustomizeV1::new(), &ServiceV1::new()];
+        self.run_with(&plugins, sub, pairs)
+    }
+
+    fn run_with(
+        &mut self,
+        plugins: &[&dyn Plugin],
+        sub: Subcommand,
+        pairs: &[(&str, &str)],
+    ) -> Result<(), PluginError> {
+        let chain: Vec<PluginKey> = plugins.iter().map(|p| p.key().clone()).collect();
+        let f = flags(pairs);
+        let mut universe = self.universe.clone();
+        let mut config = self.config.clone();
+        for plugin in plugins {
+            let Some(subcommand) = mni_plugin::subcommand(*plugin, sub) else {
+                continue;
+            };
+            let cx = Context {
+                universe: &mut universe,
+                config: &mut config,
+                flags: &f,
+                chain: &chain,
+            };
+            subcommand.validate(&cx)?;
+        }
+        for plugin in plugins {
+            if mni_plugin::subcommand(*plugin, sub).is_none() {
+                continue;
+            }
+            let mut cx = Context {
+                universe: &mut universe,
+                config: &mut config,
+                flags: &f,
+                chain: &chain,
+            };
+            run(*plugin, sub, &mut cx)?;
+        }
+        self.universe = universe;
+        self.config = config;
+        Ok(())
+    }
+
+    fn new_service(name: &str) -> Self {
+        let mut p = Self::init();
+        p.run(Subcommand::NewService, &[("name", name)])
+            .unwrap_or_else(|e| panic!("new service {name}: {e}"));
+        p
+    }
+}
+
+/// Every Rust file parses, every YAML document parses.
+fn check_syntax(universe: &Universe) {
+    for (path, file) in universe.iter() {
+        if path.ends_with(".rs") {
+            mni_machinery::check_rust(path, file.contents()).expect("generated Rust parses");
+        }
+        if path.ends_with(".yaml") {
+            for doc in serde_yaml::Deserializer::from_str(file.contents()) {
+                serde_yaml::Value::deserialize(doc)
+                    .unwrap_or_else(|e| panic!("{path} is valid YAML: {e}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn new_service_makes_a_complete_service() {
+    let before = Project::init();
+    let p = Project::new_service("billing");
+    check_syntax(&p.universe);
+    for (path, file) in p.universe.iter() {
+        if before.universe.get(path) != Some(file.contents()) {
+            insta::assert_snapshot!(path.replace('/', "__"), file.contents());
+        }
+    }
+    insta::assert_snapshot!("PROJECT", p.config.to_yaml().expect("PROJECT"));
+
+    let service = p.config.service("billing").expect("recorded");
+    assert_eq!(service.plugin.to_string(), KEY);
+    let crates: Vec<(&str, &str)> = service
+        .crates
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        crates,
+        [
+            ("backend", "services/billing/backend"),
+            ("frontend", "services/billing/frontend"),
+            ("operator", "services/billing/operator"),
+        ]
+    );
+    for kind in ["Billing", "BillingAccount"] {
+        let r = p.config.resource("billing", "v1alpha1", kind).expect(kind);
+        assert_eq!(
+            r.path.as_deref(),
+            Some("billing_operator::api::billing_v1alpha1")
+        );
+    }
+    let role = p
+        .universe
+        .get("services/billing/operator/config/rbac/role.yaml")
+        .expect("role");
+    assert!(role.contains("deployments") && role.contains("networkpolicies"));
+    assert!(!role.contains('*'), "least privilege: {role}");
+}
+
+#[test]
+fn a_second_service_shares_the_workspace_dependencies() {
+    let mut p = Project::new_service("billing");
+    p.run(Subcommand::NewService, &[("name", "cloud-dns")])
+        .expect("a second service");
+    check_syntax(&p.universe);
+    let cargo = p.universe.get("Cargo.toml").expect("Cargo.toml");
+    assert_eq!(cargo.matches("mni-core = ").count(), 1, "{cargo}");
+    assert!(
+        cargo.contains("\"services/cloud-dns/frontend\","),
+        "{cargo}"
+    );
+    assert!(
+        p.universe.contains(
+            "services/cloud-dns/operator/src/api/cloud_dns_v1alpha1/cloud_dns_account.rs"
+        )
+    );
+}
+
+/// Where rustfmt would change `source`, or `None` when it would change nothing.
+fn rustfmt_diff(path: &str, source: &str) -> Option<String> {
+    let mut child = Command::new("rustfmt")
+        .args(["--edition", "2024"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("rustfmt runs (rustup component add rustfmt)");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(source.as_bytes())
+        .expect("write to rustfmt");
+    let out = child.wait_with_output().expect("rustfmt finishes");
+    assert!(
+        out.status.success(),
+        "rustfmt {path}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let formatted = String::from_utf8_lossy(&out.stdout);
+    let first = source
+        .lines()
+        .zip(formatted.lines())
+        .position(|(a, b)| a != b)
+        .or((source != formatted).then(|| source.lines().count()))?;
+    let context: Vec<&str> = formatted.lines().skip(first).take(6).collect();
+    Some(format!(
+        "{path}:{}: rustfmt writes\n{}",
+        first + 1,
+        context.join("\n")
+    ))
+}
+
+#[test]
+fn generated_rust_is_rustfmt_clean_for_short_and_long_names() {
+    for name in ["vm", "billing", "abcdefghij-klmnopqrst-uvwxyzab"] {
+        let p = Project::new_service(name);
+        let diffs: Vec<String> = p
+            .universe
+            .iter()
+            .filter(|(path, _)| path.starts_with("services/") && path.ends_with(".rs"))
+            .filter_map(|(path, file)| rustfmt_diff(path, file.contents()))
+            .collect();
+        assert!(diffs.is_empty(), "{}", diffs.join("\n"));
+    }
+}
+
+#[test]
+fn bad_input_is_refused_naming_the_argument_and_writes_nothing() {
+    let mut p = Project::new_service("billing");
+    p.config
+        .add_resource(Resource {
+            domain: Some("example.com".to_owned()),
+            ..Resource::new("ledger", "v1alpha1", "LedgerAccount")
+        })
+        .expect("a resource");
+    p.config.project_name = Some("shop-frontend".to_owned());
+    let cases = [
+        ("Billing", "NAME \"Billing\" is not a DNS-1123 label"),
+        (
+            "9lives",
+            "NAME \"9lives\" must start with a lowercase letter",
+        ),
+        ("fn", "NAME \"fn\" becomes the Rust keyword `fn`"),
+        ("billing", "NAME \"billing\" is already a service"),
+        (
+            "ledger",
+            "NAME \"ledger\" would define the kind LedgerAccount",
+        ),
+        (
+            "config-map",
+            "NAME \"config-map\" would define the kind ConfigMap",
+        ),
+        (
+            "shop",
+            "NAME \"shop\" would name its frontend crate shop-frontend",
+        ),
+    ];
+    for (name, expected) in cases {
+        let before = (p.universe.to_map(), p.config.to_yaml().expect("yaml"));
+        let err = p
+            .run(Subcommand::NewService, &[("name", name)])
+            .expect_err(name);
+        assert!(err.is_invalid_input(), "{name}: {err}");
+        let message = err.to_string();
+        assert!(message.starts_with(expected), "{name}: {message}");
+        assert!(!message.contains('\n'), "one line: {message}");
+        let after = (p.universe.to_map(), p.config.to_yaml().expect("yaml"));
+        assert!(before == after, "{name}: nothing written");
+    }
+
+    let mut bad_domain = Project::init();
+    bad_domain.config.domain = "Example.COM".to_owned();
+    let err = bad_domain
+        .run(Subcommand::NewService, &[("name", "billing")])
+        .expect_err("bad domain");
+    assert!(err.is_invalid_input(), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("the PROJECT domain \"Example.COM\" is not a DNS-1123 subdomain"),
+        "{err}"
+    );
+}
+
+#[test]
+fn without_the_operator_crate_the_plugin_says_what_to_run_first() {
+    let mut p = Project::init();
+    let service = ServiceV1::new();
+    let err = p
+        .run_with(&[&service], Subcommand::NewService, &[("name", "billing")])
+        .expect_err("no operator crate");
+    assert!(err.is_invalid_input(), "{err}");
+    assert!(
+        err.to_string()
+            .contains("services/billing/operator/src/main.rs is missing"),
+        "{err}"
+    );
+}
