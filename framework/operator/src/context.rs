@@ -24,6 +24,7 @@ use kube::{
 };
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::{Value, json};
+use tokio::sync::watch;
 
 use mni_core::{Condition, ConditionStatus, Conditions};
 
@@ -99,15 +100,19 @@ pub(crate) struct Caches {
 }
 
 impl Caches {
-    pub(crate) fn insert<T>(&mut self, store: Store<T>)
+    /// Registers `store`, whose reflector flips `synced` to `true` once its first list is in.
+    ///
+    /// Readiness is tracked with a channel of our own rather than `Store::wait_until_ready`:
+    /// that one sits on a oneshot receiver which keeps only the last waker, so a second task
+    /// waiting on it (kube's controller already does) may never be woken.
+    pub(crate) fn insert<T>(&mut self, store: Store<T>, synced: watch::Receiver<bool>)
     where
         T: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
     {
-        let waiter = store.clone();
         self.ready.push(Box::new(move || {
-            let waiter = waiter.clone();
+            let mut synced = synced.clone();
             Box::pin(async move {
-                let _ = waiter.wait_until_ready().await;
+                let _ = synced.wait_for(|done| *done).await;
             })
         }));
         self.stores.insert(TypeId::of::<T>(), Box::new(store));

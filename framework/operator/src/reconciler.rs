@@ -216,8 +216,16 @@ where
     T: Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
 {
     let (reader, writer) = reflector::store::<T>();
-    caches.insert(reader);
+    let (synced_tx, synced_rx) = tokio::sync::watch::channel(false);
+    caches.insert(reader, synced_rx);
+    // The reflector applies each event to the store before passing it on, so the store holds
+    // the initial list when `InitDone` gets here.
     reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
+        .inspect(move |event| {
+            if let Ok(watcher::Event::InitDone) = event {
+                synced_tx.send_replace(true);
+            }
+        })
         .default_backoff()
         .applied_objects()
         .boxed()
