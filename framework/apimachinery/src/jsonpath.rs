@@ -2,7 +2,8 @@
 //! of printer-column cells as kube-apiserver's table convertor does it.
 //!
 //! Start with [`JsonPath::parse`] (`.status.replicas`, `.spec.items[0].name`,
-//! `.metadata.labels['app.kubernetes.io/name']`, `.spec.list[*].name`), evaluate it with
+//! `.metadata.labels['app.kubernetes.io/name']`, `.spec.list[*].name`,
+//! `.status.conditions[?(@.type=="Ready")].status`), evaluate it with
 //! [`JsonPath::find`], and render a column with [`format_cell`]; [`human_duration`] is
 //! kubectl's `duration.HumanDuration`.
 
@@ -34,9 +35,102 @@ enum Step {
     Field(String),
     Index(i64),
     Wildcard,
+    /// `[?(@.path OP literal)]` or `[?(@.path)]`: the array elements that match.
+    Filter(Box<Filter>),
 }
 
-/// A parsed JSONPath expression (the simple subset: fields, keys, indexes, `[*]`).
+/// A filter expression, as client-go's jsonpath evaluates it for printer columns such as
+/// `.status.conditions[?(@.type=="Ready")].status`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Filter {
+    /// The path below `@`.
+    path: JsonPath,
+    /// The comparison; `None` tests that the path exists.
+    compare: Option<(Op, Value)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl Filter {
+    fn parse(body: &str) -> Result<Self, JsonPathError> {
+        let bad = || JsonPathError::InvalidSubscript(format!("?({body})"));
+        let mut quote = None;
+        let mut split = None;
+        let bytes = body.as_bytes();
+        for (i, &b) in bytes.iter().enumerate() {
+            match (quote, b) {
+                (None, b'\'' | b'"') => quote = Some(b),
+                (Some(q), c) if c == q => quote = None,
+                (None, b'=' | b'!' | b'<' | b'>') => {
+                    let two = bytes.get(i + 1) == Some(&b'=');
+                    let op = match (b, two) {
+                        (b'=', true) => Op::Eq,
+                        (b'!', true) => Op::Ne,
+                        (b'<', true) => Op::Le,
+                        (b'>', true) => Op::Ge,
+                        (b'<', false) => Op::Lt,
+                        (b'>', false) => Op::Gt,
+                        _ => return Err(bad()),
+                    };
+                    split = Some((i, if two { 2 } else { 1 }, op));
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let (left, compare) = match split {
+            None => (body.trim(), None),
+            Some((at, len, op)) => {
+                let right = body[at + len..].trim();
+                let literal = match right.chars().next() {
+                    Some(q @ ('\'' | '"')) => right
+                        .strip_prefix(q)
+                        .and_then(|r| r.strip_suffix(q))
+                        .map(|r| Value::String(r.to_string()))
+                        .ok_or_else(bad)?,
+                    _ => serde_json::from_str::<Value>(right).map_err(|_| bad())?,
+                };
+                (body[..at].trim(), Some((op, literal)))
+            }
+        };
+        let rest = left.strip_prefix('@').ok_or_else(bad)?;
+        let path = if rest.is_empty() {
+            JsonPath { steps: Vec::new() }
+        } else {
+            JsonPath::parse(rest)?
+        };
+        Ok(Self { path, compare })
+    }
+
+    fn matches(&self, element: &Value) -> bool {
+        let Some(found) = self.path.first(element) else {
+            return false;
+        };
+        let Some((op, literal)) = &self.compare else {
+            return true;
+        };
+        let numbers = found.as_f64().zip(literal.as_f64());
+        match op {
+            Op::Eq => found == literal || numbers.is_some_and(|(a, b)| a == b),
+            Op::Ne => !(found == literal || numbers.is_some_and(|(a, b)| a == b)),
+            Op::Lt => numbers.is_some_and(|(a, b)| a < b),
+            Op::Le => numbers.is_some_and(|(a, b)| a <= b),
+            Op::Gt => numbers.is_some_and(|(a, b)| a > b),
+            Op::Ge => numbers.is_some_and(|(a, b)| a >= b),
+        }
+    }
+}
+
+/// A parsed JSONPath expression (the subset printer columns use: fields, keys, indexes, `[*]`
+/// and filters such as `[?(@.type=="Ready")]`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonPath {
     steps: Vec<Step>,
@@ -121,6 +215,9 @@ impl JsonPath {
                     }
                     (Step::Wildcard, Value::Array(a)) => next.extend(a.iter()),
                     (Step::Wildcard, Value::Object(m)) => next.extend(m.values()),
+                    (Step::Filter(filter), Value::Array(a)) => {
+                        next.extend(a.iter().filter(|e| filter.matches(e)));
+                    }
                     _ => {}
                 }
             }
@@ -138,6 +235,9 @@ impl JsonPath {
 fn subscript(inner: &str) -> Result<Step, JsonPathError> {
     if inner == "*" {
         return Ok(Step::Wildcard);
+    }
+    if let Some(body) = inner.strip_prefix("?(").and_then(|b| b.strip_suffix(')')) {
+        return Filter::parse(body).map(|f| Step::Filter(Box::new(f)));
     }
     for q in ['\'', '"'] {
         if let Some(key) = inner.strip_prefix(q).and_then(|x| x.strip_suffix(q)) {
@@ -314,6 +414,50 @@ mod tests {
             JsonPath::parse(".a[x]"),
             Err(JsonPathError::InvalidSubscript(_))
         ));
+    }
+
+    #[test]
+    fn filters_select_array_elements() {
+        let obj = json!({"status": {"conditions": [
+            {"type": "Progressing", "status": "False", "n": 1},
+            {"type": "Ready", "status": "True", "n": 2},
+            {"type": "Degraded", "status": "False", "n": 3, "extra": true}
+        ]}});
+        let eval = |path: &str| -> Vec<Value> {
+            JsonPath::parse(path)
+                .unwrap()
+                .find(&obj)
+                .into_iter()
+                .cloned()
+                .collect()
+        };
+        assert_eq!(
+            eval(r#".status.conditions[?(@.type=="Ready")].status"#),
+            [json!("True")]
+        );
+        assert_eq!(
+            eval(".status.conditions[?(@.type == 'Degraded')].n"),
+            [json!(3)]
+        );
+        assert_eq!(eval(".status.conditions[?(@.n>=2)].type").len(), 2);
+        assert_eq!(
+            eval(".status.conditions[?(@.n<2)].type"),
+            [json!("Progressing")]
+        );
+        assert_eq!(
+            eval(r#".status.conditions[?(@.type!="Ready")].n"#),
+            [json!(1), json!(3)]
+        );
+        assert_eq!(
+            eval(".status.conditions[?(@.extra)].type"),
+            [json!("Degraded")]
+        );
+        assert!(eval(r#".status.conditions[?(@.type=="Gone")].status"#).is_empty());
+        assert!(matches!(
+            JsonPath::parse(".a[?(@.b=)]"),
+            Err(JsonPathError::InvalidSubscript(_))
+        ));
+        assert!(JsonPath::parse(".a[?(b==1)]").is_err());
     }
 
     #[test]
