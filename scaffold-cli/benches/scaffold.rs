@@ -1,26 +1,29 @@
-//! Wall time and files/s of `mni-scaffold init` and of an external-plugin `create api`.
+//! Wall time and files/s of the scaffolding subcommands, without any cargo build.
 //!
-//! Runs the library in-process (no cargo build, no CLI process start-up) on fresh temporary
-//! projects: `init` with the built-in chain, then `init` + `create api` through the sample
-//! external plugin of `plugins/external-sample` (a Python process per call). Run with
-//! `cargo bench -p mni-scaffold`; set `MNI_BENCH_ITERS` to change the iteration count.
+//! Runs the library in-process (no CLI process start-up) on fresh temporary projects, each
+//! iteration timed on its own, and prints the median and the files written per second at the
+//! median: `init` and `new service` with the default chain, `create api` into a project with
+//! and without a service, and `create api` through the sample external plugin of
+//! `plugins/external-sample` (a Python process per call). The aim for a whole service
+//! (`new service` in an empty directory, project included) is under 50 ms.
+//!
+//! `cargo bench -p mni-scaffold`; `MNI_BENCH_ITERS` sets the iteration count (default 30).
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use clap::Parser;
-use mni_scaffold::{Cli, Environment};
+use mni_scaffold::Environment;
 
+/// Runs one command in `root`; returns the number of files created or updated.
 fn run(root: &Path, env: &Environment, args: &[&str]) -> anyhow::Result<usize> {
-    let mut argv = vec!["mni-scaffold", "-C"];
     let root = root
         .to_str()
         .ok_or_else(|| anyhow::anyhow!("non-UTF-8 temp dir"))?;
-    argv.push(root);
+    let mut argv = vec!["mni-scaffold", "-C", root];
     argv.extend_from_slice(args);
-    let cli = Cli::try_parse_from(argv)?;
+    let cli = mni_scaffold::parse(argv, env)?;
     let mut out = Vec::new();
     mni_scaffold::run(cli, env, &mut out, &mut std::io::sink())?;
     let out = String::from_utf8(out)?;
@@ -30,13 +33,41 @@ fn run(root: &Path, env: &Environment, args: &[&str]) -> anyhow::Result<usize> {
         .count())
 }
 
-fn report(name: &str, iters: u32, files: usize, elapsed: Duration) {
-    let per = elapsed / iters.max(1);
-    let files_per_sec = files as f64 / elapsed.as_secs_f64();
-    println!(
-        "{name:<36} {iters:>4} runs  {per:>10.2?}/run  {files:>5} files  {files_per_sec:>9.0} files/s"
-    );
+/// Timings of one step over all iterations.
+#[derive(Default)]
+struct Step {
+    times: Vec<Duration>,
+    files: usize,
 }
+
+impl Step {
+    fn record(&mut self, start: Instant, files: usize) {
+        self.times.push(start.elapsed());
+        self.files = files;
+    }
+
+    fn report(&mut self, name: &str) {
+        self.times.sort_unstable();
+        let median = self.times[self.times.len() / 2];
+        let (min, max) = (self.times[0], self.times[self.times.len() - 1]);
+        let files_per_sec = self.files as f64 / median.as_secs_f64();
+        println!(
+            "{name:<44} median {median:>9.2?}  (min {min:>9.2?}, max {max:>9.2?})  {:>3} files  {files_per_sec:>7.0} files/s",
+            self.files
+        );
+    }
+}
+
+const API: &[&str] = &[
+    "create",
+    "api",
+    "--group",
+    "crew",
+    "--version",
+    "v1",
+    "--kind",
+    "Captain",
+];
 
 fn main() -> anyhow::Result<()> {
     let iters: u32 = std::env::var("MNI_BENCH_ITERS")
@@ -56,45 +87,61 @@ fn main() -> anyhow::Result<()> {
     let mut env = Environment::from_process();
     env.plugins_dir = Some(plugins);
 
-    let mut files = 0;
-    let start = Instant::now();
+    let mut steps: Vec<(&str, Step)> = [
+        "init (default chain)",
+        "create api (root crate)",
+        "new service, empty dir (project + service)",
+        "new service, existing project",
+        "create api --service",
+        "init (default chain + external apidocs)",
+        "create api (default chain + external apidocs)",
+    ]
+    .into_iter()
+    .map(|n| (n, Step::default()))
+    .collect();
     for i in 0..iters {
-        files += run(&tmp.path().join(format!("init-{i}")), &env, &["init"])?;
-    }
-    report("init (base)", iters, files, start.elapsed());
+        let root = tmp.path().join(format!("p-{i}"));
+        let start = Instant::now();
+        let files = run(&root, &env, &["init", "--project-name", "bench"])?;
+        steps[0].1.record(start, files);
+        let start = Instant::now();
+        let files = run(&root, &env, API)?;
+        steps[1].1.record(start, files);
 
-    let mut init_files = 0;
-    let mut api_files = 0;
-    let mut init_time = Duration::ZERO;
-    let mut api_time = Duration::ZERO;
-    for i in 0..iters {
-        let root = tmp.path().join(format!("ext-{i}"));
+        let root = tmp.path().join(format!("s-{i}"));
         let start = Instant::now();
-        init_files += run(&root, &env, &["--plugins", "base,apidocs", "init"])?;
-        init_time += start.elapsed();
+        let files = run(&root, &env, &["new", "service", "billing"])?;
+        steps[2].1.record(start, files);
         let start = Instant::now();
-        api_files += run(
+        let files = run(&root, &env, &["new", "service", "ledger"])?;
+        steps[3].1.record(start, files);
+        let start = Instant::now();
+        let mut api = API.to_vec();
+        api.extend(["--service", "ledger"]);
+        let files = run(&root, &env, &api)?;
+        steps[4].1.record(start, files);
+
+        let root = tmp.path().join(format!("e-{i}"));
+        let start = Instant::now();
+        let files = run(
             &root,
             &env,
             &[
-                "create",
-                "api",
-                "--group",
-                "crew",
-                "--version",
-                "v1",
-                "--kind",
-                "Captain",
+                "--plugins",
+                "rust-operator,apidocs",
+                "init",
+                "--project-name",
+                "bench",
             ],
         )?;
-        api_time += start.elapsed();
+        steps[5].1.record(start, files);
+        let start = Instant::now();
+        let files = run(&root, &env, API)?;
+        steps[6].1.record(start, files);
     }
-    report(
-        "init (base + external apidocs)",
-        iters,
-        init_files,
-        init_time,
-    );
-    report("create api (external apidocs)", iters, api_files, api_time);
+    println!("{iters} iterations each");
+    for (name, step) in &mut steps {
+        step.report(name);
+    }
     Ok(())
 }

@@ -1,0 +1,113 @@
+//! Runs every `$ ` command of the book chapter "Your first operator", in order, in one bash
+//! session in a temporary directory, with the `mni-scaffold` and `mni-dev` binaries of this
+//! build and kubectl on PATH — and checks what the chapter says happens.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The binaries Cargo built for the workspace (`target/<profile>/`).
+fn bin_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps")
+        .to_path_buf()
+}
+
+/// The `$ ` lines of the chapter's console blocks, in order.
+fn console_commands(chapter: &str) -> Vec<String> {
+    let mut commands = Vec::new();
+    let mut in_console = false;
+    for line in chapter.lines() {
+        if line.starts_with("```") {
+            in_console = line.trim() == "```console";
+        } else if in_console && let Some(cmd) = line.strip_prefix("$ ") {
+            commands.push(cmd.to_owned());
+        }
+    }
+    commands
+}
+
+#[test]
+fn first_operator_chapter_commands_run() {
+    let root = mni_tests::repo_root();
+    let chapter = std::fs::read_to_string(root.join("book/src/first-operator.md"))
+        .expect("the chapter exists");
+    let bins = bin_dir();
+    for bin in ["mni-scaffold", "mni-dev"] {
+        assert!(
+            bins.join(bin).is_file(),
+            "{bin} is built with the workspace tests (cargo nextest run --workspace): {}",
+            bins.display()
+        );
+    }
+    let commands = console_commands(&chapter);
+    assert!(commands.len() >= 15, "{commands:?}");
+
+    let tmp = tempfile::tempdir().expect("tempdir");
+    // Background jobs (mni-dev, the operator) hold the output pipes: stop them however the
+    // script ends, or a failing command would leave the test waiting forever.
+    let mut script =
+        String::from("set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n");
+    for cmd in &commands {
+        script.push_str(cmd);
+        script.push('\n');
+        if cmd.starts_with("mkdir guestbook") {
+            // Pre-seed the lock file with the versions mNi is tested with, so the project's
+            // `cargo build` reuses the workspace's compiled dependencies (as a CI cache would).
+            script.push_str(&format!(
+                "cp {} Cargo.lock\n",
+                root.join("Cargo.lock").display()
+            ));
+        }
+        if cmd.starts_with("mni-dev up") && cmd.ends_with('&') {
+            script.push_str(
+                "for _ in $(seq 1 200); do [ -f .mni/dev/kubeconfig ] && break; sleep 0.05; done\n",
+            );
+        }
+    }
+
+    let path = format!(
+        "{}:{}",
+        bins.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(&script)
+        .current_dir(tmp.path())
+        .env("PATH", path)
+        .env("CARGO_TARGET_DIR", root.join("target"))
+        .env("CARGO_NET_OFFLINE", "true")
+        .env("RUST_LOG", "warn")
+        .env_remove("KUBECONFIG")
+        .env_remove("MNI_PLUGINS_PATH")
+        .output()
+        .expect("bash runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "script:\n{script}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    for expected in [
+        "create src/controllers/guestbook.rs",
+        "exit code 2",
+        "nothing was written",
+        "test a_guestbook_becomes_ready ... ok",
+        "test checked_in_crds_match_the_code ... ok",
+        "customresourcedefinition.apiextensions.k8s.io/guestbooks.webapp.example.com created",
+        "guestbook.webapp.example.com/guestbook-sample condition met",
+        "guestbook-sample   True",
+        "deployment \"guestbook-controller-manager\" successfully rolled out",
+    ] {
+        assert!(
+            stdout.contains(expected) || stderr.contains(expected),
+            "missing {expected:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+        );
+    }
+    assert!(
+        stderr.contains("resource webapp/v1, Kind=Guestbook already exists"),
+        "{stderr}"
+    );
+}
