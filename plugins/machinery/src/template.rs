@@ -106,6 +106,9 @@ impl TemplateFile {
 #[derive(Debug)]
 pub struct Templates {
     registry: Handlebars<'static>,
+    /// Templates registered with [`Templates::register_deferred`]: parsed when rendered, since
+    /// parsing is most of a plugin's start-up cost and a command renders only some of them.
+    deferred: std::collections::HashMap<String, &'static str>,
 }
 
 impl Default for Templates {
@@ -172,7 +175,10 @@ impl Templates {
         for (name, f) in helpers {
             registry.register_helper(name, Box::new(NameHelper(name, f)));
         }
-        Self { registry }
+        Self {
+            registry,
+            deferred: std::collections::HashMap::new(),
+        }
     }
 
     /// Registers `source` under `name` (by convention the template's path under `templates/`).
@@ -182,14 +188,35 @@ impl Templates {
             .map_err(|e| syntax(name, &e))
     }
 
+    /// Registers `source` under `name` without parsing it: it is parsed each time it is
+    /// rendered (once per command in practice). Built-in plugins register their embedded
+    /// templates this way so that starting `mni-scaffold` does not parse every template of
+    /// every plugin; [`Templates::check_all`] parses them all, for tests.
+    pub fn register_deferred(&mut self, name: &str, source: &'static str) {
+        self.deferred.insert(name.to_owned(), source);
+    }
+
+    /// Parses every deferred template; the first syntax error names its template and line.
+    pub fn check_all(&self) -> Result<(), TemplateError> {
+        let mut names: Vec<&String> = self.deferred.keys().collect();
+        names.sort();
+        for name in names {
+            handlebars::Template::compile(self.deferred[name]).map_err(|e| syntax(name, &e))?;
+        }
+        Ok(())
+    }
+
     /// Whether a template is registered under `name`.
     #[must_use]
     pub fn has(&self, name: &str) -> bool {
-        self.registry.has_template(name)
+        self.registry.has_template(name) || self.deferred.contains_key(name)
     }
 
     /// Renders the template `name` with `data`.
     pub fn render(&self, name: &str, data: &impl Serialize) -> Result<String, TemplateError> {
+        if let Some(source) = self.deferred.get(name) {
+            return self.render_str(name, source, data);
+        }
         self.registry
             .render(name, data)
             .map_err(|e| convert(name, &e))
@@ -315,6 +342,28 @@ mod tests {
                 "template t.hbs:1: invalid handlebars syntax: expected identifier, helper_parameter, block_param, or trailing_tilde_to_omit_whitespace",
             ),
         );
+    }
+
+    #[test]
+    fn deferred_templates_parse_when_rendered() {
+        let mut t = Templates::new();
+        t.register_deferred("ok", "name = {{kebab name}}\n");
+        t.register_deferred("broken", "{{#if x}}");
+        assert!(t.has("ok") && t.has("broken"));
+        assert_eq!(
+            t.render("ok", &json!({"name": "BareMetal"})).unwrap(),
+            "name = bare-metal\n"
+        );
+        let err = t.render("broken", &json!({"x": true})).unwrap_err();
+        assert!(err.to_string().starts_with("template broken:1:"), "{err}");
+        assert!(
+            t.check_all()
+                .unwrap_err()
+                .to_string()
+                .starts_with("template broken:1:")
+        );
+        let err = t.render("ok", &json!({})).unwrap_err();
+        assert_eq!(err.to_string(), "template ok:1: missing variable `name`");
     }
 
     #[test]

@@ -95,18 +95,14 @@ impl Plugin for RustV1 {
     }
 }
 
-/// Every template of `plugin`/`version` from `mni-templates`, registered under its output path.
-///
-/// # Panics
-///
-/// If a built-in template does not parse (ruled out by the unit tests of each plugin).
+/// Every template of `plugin`/`version` from `mni-templates`, registered under its output path
+/// and parsed when first rendered (see `Templates::register_deferred`); each plugin's unit
+/// tests check that all of them parse.
 #[must_use]
 pub fn templates(plugin: &str, version: &str) -> Templates {
     let mut templates = Templates::new();
     for (name, source) in mni_templates::files(plugin, version) {
-        templates
-            .register(name, source)
-            .unwrap_or_else(|e| panic!("built-in template {plugin}/{version}/{name}: {e}"));
+        templates.register_deferred(name, source);
     }
     templates
 }

@@ -216,3 +216,12 @@ fn bad_input_names_the_flag() {
         .unwrap_err();
     assert!(err.to_string().contains("--domain"), "{err}");
 }
+
+#[test]
+fn every_template_parses() {
+    for plugin in ["rust", "kustomize", "service"] {
+        let templates = templates(plugin, "v1");
+        assert!(templates.has(mni_templates::files(plugin, "v1")[0].0));
+        templates.check_all().expect("built-in templates parse");
+    }
+}
