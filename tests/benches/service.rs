@@ -1,0 +1,215 @@
+//! 1,000 service installations on the embedded control plane: time until all are `Ready`,
+//! reconciles per second and the operator's peak RSS.
+//!
+//! The service is `ledger` of the golden project `tests/golden/multi-api` (exactly what
+//! `mni-scaffold new service ledger` generates). The bench builds its operator and `mni-dev` in
+//! release mode (sharing the workspace's target directory), starts `mni-dev` with a durable data
+//! directory and its workload simulator, installs the CRDs with kubectl, starts the operator
+//! (admin credentials; RBAC is not what is measured), creates the `Ledger` objects with 16
+//! concurrent clients and polls until every one reports `Ready=True`. Reported: time from the
+//! first create to all Ready, the operator's reconciles/s over that time (from its `/metrics`),
+//! its peak RSS (`VmHWM`) and mni-dev's. Aim: under 30 s and under 100 MB on 2 cores.
+//!
+//! `cargo bench -p mni-tests --bench service`; `MNI_BENCH_SERVICES` changes the count.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, bail};
+use futures::{StreamExt as _, TryStreamExt as _};
+use kube::api::{Api, DynamicObject, ListParams, PostParams};
+use kube::core::{ApiResource, GroupVersionKind};
+use serde_json::json;
+
+const METRICS: &str = "127.0.0.1:18690";
+
+/// Kills a child process when dropped.
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn cargo(root: &Path, args: &[&str]) -> Result<()> {
+    let status = Command::new(env!("CARGO"))
+        .args(args)
+        .env("CARGO_TARGET_DIR", root.join("target"))
+        .status()
+        .context("cargo")?;
+    if !status.success() {
+        bail!("cargo {} failed", args.join(" "));
+    }
+    Ok(())
+}
+
+/// Peak resident set size of `pid` in MiB.
+fn peak_rss_mib(pid: u32) -> Result<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .context("VmHWM")?;
+    Ok(kib / 1024.0)
+}
+
+/// The operator's `controller_runtime_reconcile_total`, summed over controllers and results.
+fn reconciles() -> Result<f64> {
+    let out = Command::new("curl")
+        .args(["-sf", &format!("http://{METRICS}/metrics")])
+        .output()?;
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with("controller_runtime_reconcile_total{"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum())
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let count: usize = std::env::var("MNI_BENCH_SERVICES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
+    let root = mni_tests::repo_root();
+    let project = mni_tests::golden_dir("multi-api");
+    std::fs::copy(root.join("Cargo.lock"), project.join("Cargo.lock"))?;
+    cargo(
+        &root,
+        &[
+            "build",
+            "--release",
+            "-p",
+            "mni-apiserver",
+            "--bin",
+            "mni-dev",
+        ],
+    )?;
+    cargo(
+        &root,
+        &[
+            "build",
+            "--release",
+            "--manifest-path",
+            project.join("Cargo.toml").to_str().context("utf-8 path")?,
+            "-p",
+            "ledger-operator",
+        ],
+    )?;
+    let release = root.join("target/release");
+
+    let tmp = tempfile::tempdir()?;
+    let kubeconfig = tmp.path().join("kubeconfig");
+    let log = std::fs::File::create(tmp.path().join("mni-dev.log"))?;
+    let dev = Guard(
+        Command::new(release.join("mni-dev"))
+            .args(["up", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(tmp.path().join("data"))
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()?,
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !std::fs::read_to_string(tmp.path().join("mni-dev.log"))?.contains("ready") {
+        if Instant::now() > deadline {
+            bail!("mni-dev did not start");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let status = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .args(["apply", "-f"])
+        .arg(project.join("services/ledger/operator/config/crd/bases"))
+        .stdout(Stdio::null())
+        .status()?;
+    if !status.success() {
+        bail!("kubectl apply of the CRDs failed");
+    }
+    let operator = Guard(
+        Command::new(release.join("ledger-operator"))
+            .args(["--metrics-bind-address", METRICS])
+            .args(["--health-probe-bind-address", "127.0.0.1:0"])
+            .env("KUBECONFIG", &kubeconfig)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .spawn()?,
+    );
+
+    let config = kube::Config::from_custom_kubeconfig(
+        kube::config::Kubeconfig::read_from(&kubeconfig)?,
+        &kube::config::KubeConfigOptions::default(),
+    )
+    .await?;
+    let client = kube::Client::try_from(config)?;
+    let gvk = GroupVersionKind::gvk("ledger.example.com", "v1alpha1", "Ledger");
+    let resource = ApiResource::from_gvk_with_plural(&gvk, "ledgers");
+    let api: Api<DynamicObject> = Api::namespaced_with(client, "default", &resource);
+
+    let start = Instant::now();
+    let before = reconciles().unwrap_or(0.0);
+    futures::stream::iter(0..count)
+        .map(|i| {
+            let api = api.clone();
+            let resource = resource.clone();
+            async move {
+                let obj: DynamicObject = serde_json::from_value(json!({
+                    "apiVersion": resource.api_version,
+                    "kind": resource.kind,
+                    "metadata": {"name": format!("bench-{i}")},
+                    "spec": {},
+                }))?;
+                api.create(&PostParams::default(), &obj).await?;
+                anyhow::Ok(())
+            }
+        })
+        .buffer_unordered(16)
+        .try_collect::<Vec<()>>()
+        .await?;
+    let created = start.elapsed();
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        let list = api.list(&ListParams::default()).await?;
+        let ready = list
+            .items
+            .iter()
+            .filter(|o| {
+                o.data["status"]["conditions"].as_array().is_some_and(|c| {
+                    c.iter()
+                        .any(|c| c["type"] == "Ready" && c["status"] == "True")
+                })
+            })
+            .count();
+        if ready == count {
+            break;
+        }
+        if Instant::now() > deadline {
+            bail!("only {ready} of {count} Ready after 300 s");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let all_ready = start.elapsed();
+    let reconciled = reconciles()? - before;
+    println!("{count} Ledger installations on mni-dev (durable), operator in release mode");
+    println!("  created in               {:>8.2?}", created);
+    println!("  all Ready after          {:>8.2?}", all_ready);
+    println!(
+        "  reconciles               {reconciled:>8.0} ({:.0}/s)",
+        reconciled / all_ready.as_secs_f64()
+    );
+    println!(
+        "  operator peak RSS        {:>8.1} MiB",
+        peak_rss_mib(operator.0.id())?
+    );
+    println!(
+        "  mni-dev peak RSS         {:>8.1} MiB",
+        peak_rss_mib(dev.0.id())?
+    );
+    Ok(())
+}
