@@ -8,6 +8,8 @@
 // Each test binary uses part of this module.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod chromium;
+
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::net::TcpListener;
