@@ -10,6 +10,7 @@
 //! OP/src/api/billing_v1alpha1/billing_account.rs the domain kind `BillingAccount`
 //! OP/src/controllers/billing.rs                   applies the children, sets Ready/Progressing/Degraded
 //! OP/src/controllers/billing/children.rs          the children as pure functions of the CR
+//! OP/src/controllers/billing/apply.rs             server-side apply that skips children in place
 //! OP/src/controllers/billing/status.rs            conditions from the Deployments (and failing pods)
 //! OP/src/controllers/billing_account.rs           the domain kind's skeleton controller
 //! OP/tests/billing.rs, billing_account.rs         the controllers on mni-testkit with the simulator

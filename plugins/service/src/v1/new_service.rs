@@ -95,6 +95,10 @@ impl ServiceV1 {
                 format!("{op}src/controllers/{kind}/children.rs"),
             ),
             (
+                "operator/src/controllers/service/apply.rs",
+                format!("{op}src/controllers/{kind}/apply.rs"),
+            ),
+            (
                 "operator/src/controllers/service/status.rs",
                 format!("{op}src/controllers/{kind}/status.rs"),
             ),
@@ -212,11 +216,7 @@ impl ServiceV1 {
                 ),
                 (
                     format!("{op}src/main.rs"),
-                    Insert::new(
-                        "controllers",
-                        &snake,
-                        &format!("let manager = manager.with_controller({kind}Reconciler);"),
-                    ),
+                    Insert::new("controllers", &snake, &register(k, &names.service)),
                 ),
                 (
                     format!("{op}config/crd/kustomization.yaml"),
@@ -240,6 +240,14 @@ impl ServiceV1 {
             (
                 format!("{op}src/api/mod.rs"),
                 Insert::new("api-modules", &gv, &format!("pub mod {gv};")),
+            ),
+            (
+                format!("{op}src/main.rs"),
+                Insert::new(
+                    "imports",
+                    "controller-options",
+                    "use mni_operator::ControllerOptions;",
+                ),
             ),
             (
                 format!("{op}Cargo.toml"),
@@ -292,6 +300,23 @@ impl ServiceV1 {
             Some(existing) => *existing = record,
             None => cx.config.services.push(record),
         }
+    }
+}
+
+/// The `main.rs` lines registering kind `k`'s reconciler: the service kind's with its
+/// controller's concurrency, the domain kind's with the defaults. The comment makes the
+/// machinery insert the lines as written (they are what rustfmt makes of them).
+fn register(k: &Kind, service: &Kind) -> String {
+    let kind = &k.kind;
+    if k == service {
+        format!(
+            "// {kind}s are reconciled CONCURRENCY at a time.\n\
+             let concurrency = {kind}Reconciler::CONCURRENCY;\n\
+             let options = ControllerOptions::default().with_max_concurrent_reconciles(concurrency);\n\
+             let manager = manager.with_controller_options({kind}Reconciler, options);"
+        )
+    } else {
+        format!("let manager = manager.with_controller({kind}Reconciler);")
     }
 }
 
