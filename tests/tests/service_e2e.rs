@@ -5,7 +5,8 @@
 //! start `mni-dev`; `kubectl apply -k` the operator's `config/default` (CRDs, ServiceAccount,
 //! RBAC); run the operator with a token of its ServiceAccount, so RBAC is enforced; apply the
 //! sample `Billing`; check every child exists, owned by it; wait until it is Ready; scale the
-//! frontend; make the backend crash-loop through the simulator and see `Degraded`; heal it;
+//! frontend (and see a hand-made change undone); change a backend setting and see the backend
+//! roll; make the backend crash-loop through the simulator and see `Degraded`; heal it;
 //! restart the operator (once with a change made while it was down, once with nothing to do)
 //! and check it writes only what changed; run the backend as the ServiceAccount the operator
 //! made for it and use its HTTP API; delete the `Billing` and see every child collected.
@@ -248,6 +249,60 @@ fn billing_service_runs_end_to_end_on_mni_dev() {
 
     step(
         started,
+        "scale the frontend's Deployment by hand: the operator takes it back",
+    );
+    cluster.kubectl(&[
+        "scale",
+        "deployment/billing-sample-frontend",
+        "--replicas=1",
+    ]);
+    cluster.wait(
+        "deployment/billing-sample-frontend",
+        "jsonpath={.spec.replicas}=3",
+    );
+
+    step(
+        started,
+        "change a backend setting: the ConfigMap follows, the backend rolls (checksum)",
+    );
+    let checksum = |cluster: &Cluster| {
+        cluster.kubectl(&[
+            "get",
+            "deployment/billing-sample-backend",
+            "-o",
+            r"jsonpath={.spec.template.metadata.annotations.billing\.example\.com/settings-checksum}",
+        ])
+    };
+    let old_checksum = checksum(&cluster);
+    assert!(
+        !old_checksum.is_empty(),
+        "the backend's template has a checksum"
+    );
+    cluster.kubectl(&[
+        "patch",
+        "billing",
+        SAMPLE,
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"settings":{"RUST_LOG":"debug"}}}"#,
+    ]);
+    cluster.wait(
+        "configmap/billing-sample-backend-settings",
+        "jsonpath={.data.RUST_LOG}=debug",
+    );
+    wait_ready(&cluster, 3);
+    assert_ne!(checksum(&cluster), old_checksum, "the backend rolls");
+    let timeout = format!("--timeout={}s", CONVERGE.as_secs());
+    cluster.kubectl(&[
+        "rollout",
+        "status",
+        "deployment/billing-sample-backend",
+        &timeout,
+    ]);
+    wait_ready(&cluster, 3);
+
+    step(
+        started,
         "the backend crash-loops (simulate.mni.dev/fail): Degraded names it",
     );
     cluster.kubectl(&[
@@ -270,7 +325,7 @@ fn billing_service_runs_end_to_end_on_mni_dev() {
         "simulate.mni.dev/fail-",
     ]);
     cluster.wait(&format!("billing/{SAMPLE}"), "condition=Degraded=false");
-    wait_ready(&cluster, 2);
+    wait_ready(&cluster, 3);
 
     step(
         started,
@@ -290,12 +345,12 @@ fn billing_service_runs_end_to_end_on_mni_dev() {
         r#"{"spec":{"backend":{"replicas":2}}}"#,
     ]);
     let mut operator = Operator::start(&project, &operator_kubeconfig);
-    wait_ready(&cluster, 3);
+    wait_ready(&cluster, 4);
     cluster.wait(
         "deployment/billing-sample-backend",
         "jsonpath={.status.availableReplicas}=2",
     );
-    wait_ready(&cluster, 3);
+    wait_ready(&cluster, 4);
     cluster.settle();
     let after = snapshot(&cluster);
     for (key, was) in &before {
@@ -409,7 +464,6 @@ fn billing_service_runs_end_to_end_on_mni_dev() {
         started,
         "delete the Billing: every child is garbage-collected",
     );
-    let timeout = format!("--timeout={}s", CONVERGE.as_secs());
     cluster.kubectl(&["delete", "billing", SAMPLE, "--wait=true", &timeout]);
     eventually("the Billing's children to be collected", CONVERGE, || {
         let mut args = vec!["get", "--ignore-not-found", "-o", "name"];

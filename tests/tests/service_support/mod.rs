@@ -152,12 +152,14 @@ pub fn eventually_value<T>(
 /// A free loopback port below the ephemeral range (32768–60999), for programs that do not
 /// print the address they bound: no outgoing connection can take it meanwhile.
 pub fn free_port() -> u16 {
-    // Start where another test process is unlikely to look, and never hand out a port twice.
+    const FIRST: u16 = 20_000;
+    const COUNT: u16 = 12_000;
+    // Test processes start at different places; one process never hands out a port twice.
     static NEXT: AtomicU16 = AtomicU16::new(0);
-    let base = 20_000 + (std::process::id() % 1_000) as u16 * 10;
+    let start = (std::process::id() % u32::from(COUNT)) as u16;
     loop {
-        let port = base + NEXT.fetch_add(1, Ordering::Relaxed) % 12_000;
-        let port = if port >= 32_000 { port - 12_000 } else { port };
+        let offset = NEXT.fetch_add(1, Ordering::Relaxed);
+        let port = FIRST + (start + offset % COUNT) % COUNT;
         if TcpListener::bind(("127.0.0.1", port)).is_ok() {
             return port;
         }
@@ -380,8 +382,7 @@ impl Project {
             .args(["build", "-p", OPERATOR, "-p", BACKEND, "-p", FRONTEND])
             .current_dir(&dir)
             .env("CARGO_TARGET_DIR", root.join("target"))
-            .env("CARGO_NET_OFFLINE", "true")
-            .env_remove("RUSTFLAGS");
+            .env("CARGO_NET_OFFLINE", "true");
         run_ok(cargo, Duration::from_secs(40 * 60));
         println!(
             "cargo build of the billing service: {:.1?}",
