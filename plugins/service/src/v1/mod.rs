@@ -26,6 +26,11 @@
 //!
 //! Names are derived in [`ServiceNames`]; a name that is invalid or taken is bad input
 //! (exit 2) before anything is written.
+//!
+//! The CRD templates (`operator/config/crd/bases/*.yaml.hbs`) are what the generated types
+//! print; after changing a type template, regenerate them with
+//! `plugins/service/scripts/crd-templates.sh` (the generated project's `tests/manifests.rs`
+//! fails until then).
 
 mod names;
 mod new_service;
