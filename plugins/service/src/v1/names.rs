@@ -148,7 +148,8 @@ impl ServiceCrate {
     }
 }
 
-/// Every name a service gives rise to. See the [module docs](self).
+/// Every name a service gives rise to: for `billing`, the kinds `Billing` and `BillingAccount`
+/// in `billing.<domain>/v1alpha1` and the crates `billing-{operator,backend,frontend}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServiceNames {
     /// The service name, e.g. `billing`.
