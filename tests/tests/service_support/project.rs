@@ -1,0 +1,123 @@
+//! [`Project`]: the scaffolded project with the `billing` service, built once for every test
+//! process.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use super::{BACKEND, FRONTEND, OPERATOR, run_ok, workspace_bin};
+
+/// The scaffolded project with the `billing` service, built.
+///
+/// `mni-scaffold init` and `new service billing` run in a fresh temporary directory; the tree
+/// is then synced (changed files only) into one directory under Cargo's `target/tmp`, where
+/// `cargo build` runs with the workspace's lock file and target directory. The fixed path lets
+/// every test binary and every run reuse what Cargo compiled for the last one, so the project
+/// is compiled once, not once per test process (nextest runs each test in a process of its
+/// own). A file lock serialises scaffolding and building between test processes.
+pub struct Project {
+    dir: PathBuf,
+    bins: tempfile::TempDir,
+}
+
+impl Project {
+    /// Scaffolds and builds the project (see the [type docs](Project)).
+    pub fn build() -> Self {
+        let root = mni_tests::repo_root();
+        let scaffold = workspace_bin("mni-scaffold");
+        let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("service-tests");
+        std::fs::create_dir_all(&tmp).expect("create target/tmp/service-tests");
+        let lock = File::create(tmp.join("build.lock")).expect("create the build lock");
+        lock.lock().expect("take the build lock");
+
+        let scratch = tempfile::tempdir().expect("tempdir");
+        let fresh = scratch.path().join("shop");
+        std::fs::create_dir(&fresh).expect("create the project directory");
+        for args in [
+            &["init", "--domain", "example.com"][..],
+            &["new", "service", "billing"][..],
+        ] {
+            let mut command = Command::new(&scaffold);
+            command
+                .args(args)
+                .current_dir(&fresh)
+                .env_remove("MNI_PLUGINS_PATH");
+            let out = run_ok(command, Duration::from_secs(120));
+            println!("mni-scaffold {}: {}", args.join(" "), last_line(&out));
+        }
+        let dir = tmp.join("shop");
+        sync_tree(&fresh, &dir);
+        std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock"))
+            .expect("copy the workspace's Cargo.lock into the project");
+
+        let started = Instant::now();
+        let mut cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+        cargo
+            .args(["build", "-p", OPERATOR, "-p", BACKEND, "-p", FRONTEND])
+            .current_dir(&dir)
+            .env("CARGO_TARGET_DIR", root.join("target"))
+            .env("CARGO_NET_OFFLINE", "true");
+        run_ok(cargo, Duration::from_secs(40 * 60));
+        println!(
+            "cargo build of the billing service: {:.1?}",
+            started.elapsed()
+        );
+
+        // Other builds of a `billing` service (scripts/demo.sh) write the same file names
+        // under target/debug: keep links to this build's binaries.
+        let bins = tempfile::tempdir().expect("tempdir");
+        for name in [OPERATOR, BACKEND, FRONTEND] {
+            let built = root.join("target/debug").join(name);
+            let kept = bins.path().join(name);
+            if std::fs::hard_link(&built, &kept).is_err() {
+                std::fs::copy(&built, &kept)
+                    .unwrap_or_else(|e| panic!("copy {}: {e}", built.display()));
+            }
+        }
+        drop(lock);
+        Self { dir, bins }
+    }
+
+    /// A path in the project.
+    pub fn path(&self, relative: &str) -> PathBuf {
+        self.dir.join(relative)
+    }
+
+    /// The project directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The built binary `name` ([`OPERATOR`], [`BACKEND`] or [`FRONTEND`]).
+    pub fn bin(&self, name: &str) -> PathBuf {
+        self.bins.path().join(name)
+    }
+}
+
+fn last_line(text: &str) -> &str {
+    text.lines().last().unwrap_or_default()
+}
+
+/// Makes `to` hold the files of `from`, writing only the files that differ, so that Cargo sees
+/// unchanged sources as unchanged.
+fn sync_tree(from: &Path, to: &Path) {
+    let want = mni_tests::read_tree(from).expect("read the scaffolded project");
+    let have = if to.exists() {
+        mni_tests::read_tree(to).expect("read the build copy of the project")
+    } else {
+        Default::default()
+    };
+    for (path, bytes) in &want {
+        if have.get(path) != Some(bytes) {
+            let target = to.join(path);
+            std::fs::create_dir_all(target.parent().expect("a file has a parent"))
+                .expect("create a project directory");
+            std::fs::write(&target, bytes)
+                .unwrap_or_else(|e| panic!("write {}: {e}", target.display()));
+        }
+    }
+    for path in have.keys().filter(|p| !want.contains_key(*p)) {
+        std::fs::remove_file(to.join(path)).expect("remove a file no longer scaffolded");
+    }
+}
