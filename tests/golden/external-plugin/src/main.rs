@@ -19,7 +19,7 @@ use docs_demo::controllers;
 // +mni:scaffold:imports
 
 #[derive(Parser)]
-#[command(name = "docs-demo", version, about = "The docs-demo operator")]
+#[command(version, about)]
 struct Cli {
     #[command(flatten)]
     operator: OperatorArgs,

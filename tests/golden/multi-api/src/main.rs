@@ -19,7 +19,7 @@ use fleet::controllers;
 // +mni:scaffold:imports
 
 #[derive(Parser)]
-#[command(name = "fleet", version, about = "The fleet operator")]
+#[command(version, about)]
 struct Cli {
     #[command(flatten)]
     operator: OperatorArgs,

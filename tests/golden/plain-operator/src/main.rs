@@ -20,7 +20,7 @@ use guestbook::controllers;
 // +mni:scaffold:imports
 
 #[derive(Parser)]
-#[command(name = "guestbook", version, about = "The guestbook operator")]
+#[command(version, about)]
 struct Cli {
     #[command(flatten)]
     operator: OperatorArgs,

@@ -37,9 +37,9 @@ impl Reconciler for ShipReconciler {
 
     async fn reconcile(
         &self,
-        obj: Arc<Ship>,
-        ctx: &Context<Ship>,
-    ) -> Result<Action, ShipError> {
+        obj: Arc<Self::K>,
+        ctx: &Context<Self::K>,
+    ) -> Result<Action, Self::Error> {
         // TODO(user): make the world match `obj.spec`, e.g. with `ctx.apply_owned(&obj, child)`
         // for each child object (and `relations()` below to watch them).
         let message = obj.spec.message.as_deref().unwrap_or("reconciled");

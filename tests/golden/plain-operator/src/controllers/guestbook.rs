@@ -38,9 +38,9 @@ impl Reconciler for GuestbookReconciler {
 
     async fn reconcile(
         &self,
-        obj: Arc<Guestbook>,
-        ctx: &Context<Guestbook>,
-    ) -> Result<Action, GuestbookError> {
+        obj: Arc<Self::K>,
+        ctx: &Context<Self::K>,
+    ) -> Result<Action, Self::Error> {
         // TODO(user): make the world match `obj.spec`, e.g. with `ctx.apply_owned(&obj, child)`
         // for each child object (and `relations()` below to watch them).
         let message = obj.spec.message.as_deref().unwrap_or("reconciled");

@@ -13,13 +13,22 @@ use clap::Parser;
 use mni_operator::{Manager, OperatorArgs, OperatorCommand, telemetry, write_crds};
 
 use ledger_operator::api;
+// +mni:fragment:imports:ledger-reconciler
+use ledger_operator::controllers::ledger::LedgerReconciler;
+// +mni:fragment-end:imports:ledger-reconciler
+// +mni:fragment:imports:ledger_account-reconciler
+use ledger_operator::controllers::ledger_account::LedgerAccountReconciler;
+// +mni:fragment-end:imports:ledger_account-reconciler
+// +mni:fragment:imports:controller-options
+use mni_operator::ControllerOptions;
+// +mni:fragment-end:imports:controller-options
 // +mni:fragment:imports:controllers
 use ledger_operator::controllers;
 // +mni:fragment-end:imports:controllers
 // +mni:scaffold:imports
 
 #[derive(Parser)]
-#[command(name = "ledger-operator", version, about = "The ledger-operator operator")]
+#[command(version, about)]
 struct Cli {
     #[command(flatten)]
     operator: OperatorArgs,
@@ -37,6 +46,15 @@ async fn main() -> anyhow::Result<()> {
     telemetry::init(cli.operator.log_format);
     let client = kube::Client::try_default().await?;
     let manager = Manager::builder(client).with_args(&cli.operator);
+    // +mni:fragment:controllers:ledger
+    // Ledgers are reconciled CONCURRENCY at a time.
+    let concurrency = LedgerReconciler::CONCURRENCY;
+    let options = ControllerOptions::default().with_max_concurrent_reconciles(concurrency);
+    let manager = manager.with_controller_options(LedgerReconciler, options);
+    // +mni:fragment-end:controllers:ledger
+    // +mni:fragment:controllers:ledger_account
+    let manager = manager.with_controller(LedgerAccountReconciler);
+    // +mni:fragment-end:controllers:ledger_account
     // +mni:fragment:controllers:entry
     let manager = manager.with_controller(controllers::entry::EntryReconciler);
     // +mni:fragment-end:controllers:entry

@@ -4,6 +4,9 @@
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
+// +mni:fragment:api-modules:ledger_v1alpha1
+pub mod ledger_v1alpha1;
+// +mni:fragment-end:api-modules:ledger_v1alpha1
 // +mni:fragment:api-modules:ledger_v1beta1
 pub mod ledger_v1beta1;
 // +mni:fragment-end:api-modules:ledger_v1beta1
@@ -13,6 +16,12 @@ pub mod ledger_v1beta1;
 #[must_use]
 pub fn crds() -> Vec<CustomResourceDefinition> {
     vec![
+        // +mni:fragment:crds:ledger_v1alpha1::Ledger
+        <ledger_v1alpha1::Ledger as kube::CustomResourceExt>::crd(),
+        // +mni:fragment-end:crds:ledger_v1alpha1::Ledger
+        // +mni:fragment:crds:ledger_v1alpha1::LedgerAccount
+        <ledger_v1alpha1::LedgerAccount as kube::CustomResourceExt>::crd(),
+        // +mni:fragment-end:crds:ledger_v1alpha1::LedgerAccount
         // +mni:fragment:crds:ledger_v1beta1::Entry
         <ledger_v1beta1::Entry as kube::CustomResourceExt>::crd(),
         // +mni:fragment-end:crds:ledger_v1beta1::Entry

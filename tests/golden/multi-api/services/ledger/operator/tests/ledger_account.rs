@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+
+//! `LedgerAccountReconciler` against an in-process control plane (`mni-testkit`), running as
+//! the operator's own ServiceAccount with the rules of `config/rbac/role.yaml`.
+
+use std::path::Path;
+
+use k8s_openapi::api::rbac::v1::ClusterRole;
+use kube::Client;
+use kube::api::{Api, PostParams};
+use mni_operator::{Manager, READY};
+use mni_testkit::{TestEnv, wait_for_condition};
+
+use ledger_operator::api::ledger_v1alpha1::LedgerAccount;
+use ledger_operator::api::ledger_v1alpha1::LedgerAccountSpec;
+use ledger_operator::controllers::ledger_account::LedgerAccountReconciler;
+
+/// A client with the operator's production rules.
+async fn operator_client(env: &TestEnv) -> Client {
+    let role = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/rbac/role.yaml");
+    let text = std::fs::read_to_string(&role).expect("config/rbac/role.yaml");
+    let role: ClusterRole = serde_yaml::from_str(&text).expect("config/rbac/role.yaml parses");
+    env.cluster_service_account_client(
+        "ledger-operator-system",
+        "ledger-operator-controller-manager",
+        role.rules.unwrap_or_default(),
+    )
+    .await
+    .expect("service account client")
+}
+
+#[tokio::test]
+async fn a_ledger_account_becomes_ready() {
+    let env = TestEnv::builder()
+        .with_crds(ledger_operator::api::crds())
+        .start()
+        .await
+        .expect("control plane starts");
+    let manager = Manager::builder(operator_client(&env).await)
+        .with_signal_handling(false)
+        .with_metrics_address(None)
+        .with_health_probe_address(None)
+        .with_controller(LedgerAccountReconciler)
+        .build()
+        .start()
+        .await
+        .expect("manager starts");
+
+    let api: Api<LedgerAccount> = Api::namespaced(env.client(), "default");
+    let spec = LedgerAccountSpec {
+        display_name: "Sample".to_owned(),
+        description: None,
+    };
+    let obj = LedgerAccount::new("sample", spec);
+    api.create(&PostParams::default(), &obj)
+        .await
+        .expect("create");
+    let ready = wait_for_condition(&api, "sample", READY, "True", env.timeout())
+        .await
+        .expect("the LedgerAccount becomes Ready");
+    let status = ready.status.expect("status");
+    assert_eq!(status.observed_generation, Some(1));
+    assert_eq!(status.conditions[0].message, "Sample is ready");
+
+    manager.shutdown().await.expect("clean shutdown");
+    env.shutdown().await;
+}
