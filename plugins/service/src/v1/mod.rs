@@ -41,7 +41,8 @@ use mni_plugin::prelude::*;
 use mni_plugin_kustomize::KustomizeV1;
 
 pub use names::{
-    API_VERSION, BACKEND_CRATE, FRONTEND_CRATE, ServiceCrate, ServiceNameError, ServiceNames,
+    API_VERSION, BACKEND_CRATE, FRONTEND_CRATE, RESERVED_KINDS, ServiceCrate, ServiceNameError,
+    ServiceNames,
 };
 
 /// The plugin's key.

@@ -21,42 +21,102 @@ pub const FRONTEND_CRATE: &str = "frontend";
 /// What the domain kind's name adds to the service kind's.
 const DOMAIN_KIND_SUFFIX: &str = "Account";
 
-/// Names the generated code uses next to the kinds, in the same scope: a kind with one of these
-/// names would shadow or clash with them.
-const RESERVED_KINDS: &[&str] = &[
+/// Names the operator's generated code uses in the same scope as the service kind: a kind with
+/// one of these names would shadow or clash with them. The Rust prelude's names, the mNi
+/// operator prelude's, and everything the operator templates import or define (a unit test
+/// keeps this list complete).
+pub const RESERVED_KINDS: &[&str] = &[
     "Action",
     "Api",
+    "ApiScope",
     "Arc",
+    "BTreeMap",
     "Box",
+    "Children",
+    "Cli",
     "Client",
+    "Clone",
+    "ClusterRole",
     "Condition",
     "ConditionStatus",
     "Conditions",
     "ConfigMap",
     "Context",
     "ContextError",
+    "ControllerOptions",
+    "Copy",
+    "CustomResource",
+    "CustomResourceDefinition",
+    "Debug",
+    "Default",
+    "DeleteParams",
     "Deployment",
+    "DeploymentCondition",
+    "DeploymentSpec",
+    "DeploymentStatus",
+    "Deserialize",
+    "DeserializeOwned",
+    "Digest",
+    "Duration",
+    "Eq",
     "Err",
     "Error",
-    "Json",
+    "EventType",
+    "Fixture",
+    "Fn",
+    "FnMut",
+    "FnOnce",
+    "From",
+    "IntOrString",
+    "Into",
+    "InvalidSpec",
+    "Iterator",
+    "JsonSchema",
+    "K",
+    "Labels",
+    "ListParams",
     "Manager",
+    "NamespaceResourceScope",
     "NetworkPolicy",
     "None",
+    "ObjectRef",
+    "Observed",
     "Ok",
+    "OperatorArgs",
+    "OperatorCommand",
     "Option",
-    "Pod",
+    "Owner",
+    "Parser",
+    "PartialEq",
+    "Patch",
+    "PatchParams",
+    "Path",
+    "PostParams",
+    "Quantity",
     "Reconciler",
     "Relations",
+    "Resource",
+    "ResourceExt",
     "Result",
     "Role",
     "RoleBinding",
-    "Router",
+    "RunningManager",
+    "Send",
+    "Serialize",
     "Service",
     "ServiceAccount",
+    "Sha256",
+    "Sized",
     "Some",
-    "State",
     "String",
+    "Sync",
+    "TestEnv",
+    "Timestamp",
+    "ToOwned",
+    "ToString",
+    "Value",
     "Vec",
+    "Workload",
     "WorkloadSpec",
     "WorkloadStatus",
 ];
@@ -351,6 +411,60 @@ mod tests {
             .to_string();
         assert!(err.contains(expected), "{name}: {err}");
         assert!(!err.contains('\n'), "one line: {err}");
+    }
+
+    /// The PascalCase names a Rust template imports (`use`) or defines (`struct`, `enum`,
+    /// `type`, `trait`) by itself, leaving out names built from template variables.
+    fn names_in(template: &str) -> Vec<String> {
+        let mut text = String::new();
+        let mut rest = template;
+        while let Some(start) = rest.find("{{") {
+            text.push_str(&rest[..start]);
+            let after = rest[start..]
+                .find("}}")
+                .map_or(rest.len(), |e| start + e + 2);
+            rest = rest[after..].trim_start_matches(|c: char| c.is_alphanumeric() || c == '_');
+        }
+        text.push_str(rest);
+        let mut found = Vec::new();
+        let mut in_use = false;
+        for line in text.lines() {
+            let line = line.trim_start();
+            let line = line.strip_prefix("pub(crate) ").unwrap_or(line);
+            let line = line.strip_prefix("pub ").unwrap_or(line);
+            let words: Vec<&str> = line
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .filter(|w| !w.is_empty())
+                .collect();
+            in_use |= line.starts_with("use ");
+            if in_use {
+                found.extend(words.iter().map(|w| (*w).to_owned()));
+                in_use = !line.contains(';');
+            } else if let ["struct" | "enum" | "type" | "trait", name, ..] = words.as_slice() {
+                found.push((*name).to_owned());
+            }
+        }
+        found.retain(|w| {
+            w.starts_with(|c: char| c.is_ascii_uppercase()) && w.chars().any(|c| c.is_lowercase())
+        });
+        found
+    }
+
+    #[test]
+    fn reserved_kinds_cover_every_name_the_operator_templates_use() {
+        let mut missing = std::collections::BTreeSet::new();
+        for (path, source) in mni_templates::files("service", "v1") {
+            if path.starts_with("operator/") && path.ends_with(".rs") {
+                missing.extend(
+                    names_in(source)
+                        .into_iter()
+                        .filter(|n| !RESERVED_KINDS.contains(&n.as_str()))
+                        .map(|n| format!("{n} ({path})")),
+                );
+            }
+        }
+        assert!(missing.is_empty(), "add to RESERVED_KINDS: {missing:?}");
+        assert!(RESERVED_KINDS.windows(2).all(|w| w[0] < w[1]), "sorted");
     }
 
     #[test]
