@@ -42,8 +42,8 @@ impl ServiceV1 {
             if !cx.universe.contains(&path) {
                 return Err(PluginError::InvalidInput(format!(
                     "service.mni.dev/v1 builds on the operator crate that rust.mni.dev/v1 and \
-                     kustomize.mni.dev/v1 scaffold, but {path} is missing: run it after them \
-                     (e.g. --plugins rust-operator.mni.dev/v1,service.mni.dev/v1)"
+                     kustomize.mni.dev/v1 scaffold, but {path} is missing: run it after them, \
+                     as the default bundle rust-operator.mni.dev/v1 does"
                 )));
             }
         }
