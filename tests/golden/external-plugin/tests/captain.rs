@@ -41,6 +41,8 @@ async fn a_captain_becomes_ready() {
         .expect("control plane starts");
     let manager = Manager::builder(operator_client(&env).await)
         .with_signal_handling(false)
+        .with_metrics_address(None)
+        .with_health_probe_address(None)
         .with_controller(CaptainReconciler)
         .build()
         .start()

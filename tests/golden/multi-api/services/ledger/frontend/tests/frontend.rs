@@ -78,6 +78,21 @@ async fn serves_the_embedded_page() {
 }
 
 #[tokio::test]
+async fn the_page_loads_from_its_own_origin_only() {
+    let ui = frontend("http://127.0.0.1:9").await;
+    let client = Client::builder(TokioExecutor::new()).build_http::<Body>();
+    let request = Request::get(format!("http://{ui}/"))
+        .body(Body::empty())
+        .expect("request");
+    let response = client.request(request).await.expect("response");
+    let headers = response.headers();
+    let value = |name| headers.get(name).and_then(|v| v.to_str().ok());
+    let csp = value(header::CONTENT_SECURITY_POLICY);
+    assert_eq!(csp, Some("default-src 'self'"));
+    assert_eq!(value(header::X_CONTENT_TYPE_OPTIONS), Some("nosniff"));
+}
+
+#[tokio::test]
 async fn proxies_the_api_to_the_backend() {
     // A stand-in backend that echoes what it received.
     let echo = Router::new().route(
