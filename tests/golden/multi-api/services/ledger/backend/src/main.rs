@@ -59,7 +59,8 @@ async fn main() -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(cli.listen)
         .await
         .with_context(|| format!("listening on {}", cli.listen))?;
-    tracing::info!(address = %cli.listen, %namespace, "serving");
+    let address = listener.local_addr().context("the bound address")?;
+    tracing::info!(%address, %namespace, "serving");
     let state = AppState::new(client, &namespace);
     serve(listener, state, shutdown_signal()).await?;
     tracing::info!("stopped");

@@ -52,7 +52,8 @@ async fn main() -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(cli.listen)
         .await
         .with_context(|| format!("listening on {}", cli.listen))?;
-    tracing::info!(address = %cli.listen, backend = %cli.backend_url, "serving");
+    let address = listener.local_addr().context("the bound address")?;
+    tracing::info!(%address, backend = %cli.backend_url, "serving");
     serve(listener, backend, shutdown_signal()).await?;
     tracing::info!("stopped");
     Ok(())
