@@ -1,11 +1,12 @@
 //! The simulator's view of the cluster: one kube-runtime reflector per kind, feeding a
-//! shared wake-up signal, and the per-pass [`Snapshot`] the controllers read.
+//! shared wake-up signal and the list of [`Change`]s since the last pass, and the per-pass
+//! [`Snapshot`] the controllers read, indexed so that every lookup is a hash-map hit.
 //!
 //! `managedFields` are dropped on the way in to keep the caches small.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Debug;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
@@ -17,6 +18,7 @@ use kube::{Api, Client, Resource, ResourceExt};
 use tokio::sync::Notify;
 use tokio::task::JoinSet;
 
+use crate::scope::{Change, Kind};
 use crate::util;
 
 /// Errors while starting or reading the caches.
@@ -37,6 +39,8 @@ pub(crate) struct Cache {
     daemon_sets: Store<DaemonSet>,
     services: Store<Service>,
     endpoints: Store<Endpoints>,
+    /// What the watchers saw since the last [`Cache::take_changes`].
+    pending: Arc<Mutex<Pending>>,
     /// The watcher tasks; dropped (aborted) with the cache.
     _tasks: JoinSet<()>,
 }
@@ -51,12 +55,40 @@ where
     }
 }
 
-fn spawn<K>(
-    tasks: &mut JoinSet<()>,
-    client: &Client,
-    namespace: Option<&str>,
-    notify: &Arc<Notify>,
-) -> Store<K>
+/// Watch events not yet handed to a pass.
+#[derive(Debug)]
+struct Pending {
+    /// A watcher (re)listed: look at everything.
+    all: bool,
+    /// The objects added, modified or deleted.
+    changes: Vec<Change>,
+}
+
+fn change<K: Resource<DynamicType = ()>>(kind: Kind, obj: &K) -> Change {
+    let meta = obj.meta();
+    Change {
+        kind,
+        namespace: meta.namespace.clone().unwrap_or_default(),
+        name: meta.name.clone().unwrap_or_default(),
+        uid: meta.uid.clone().unwrap_or_default(),
+        owner: util::controller_of(meta).map(|r| r.uid.clone()),
+        labels: match kind {
+            Kind::Pod => meta.labels.clone().unwrap_or_default(),
+            _ => BTreeMap::new(),
+        },
+    }
+}
+
+/// Where a watcher reports to.
+struct Sink<'a> {
+    tasks: &'a mut JoinSet<()>,
+    client: &'a Client,
+    namespace: Option<&'a str>,
+    notify: &'a Arc<Notify>,
+    pending: &'a Arc<Mutex<Pending>>,
+}
+
+fn spawn<K>(sink: &mut Sink<'_>, kind: Kind) -> Store<K>
 where
     K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
         + Clone
@@ -67,18 +99,36 @@ where
         + 'static,
 {
     let (reader, writer) = reflector::store();
-    let stream = watcher(api::<K>(client, namespace), watcher::Config::default())
+    let api = api::<K>(sink.client, sink.namespace);
+    let stream = watcher(api, watcher::Config::default())
         .default_backoff()
         .modify(|o: &mut K| o.managed_fields_mut().clear())
         .reflect(writer);
-    let notify = notify.clone();
-    tasks.spawn(async move {
+    let notify = sink.notify.clone();
+    let pending = sink.pending.clone();
+    sink.tasks.spawn(async move {
         futures::pin_mut!(stream);
         while let Some(event) = stream.next().await {
-            match event {
-                Ok(_) => notify.notify_one(),
-                Err(e) => tracing::debug!(kind = %K::kind(&()), error = %e, "watch error"),
+            let event = match event {
+                Ok(e) => e,
+                Err(e) => {
+                    tracing::debug!(kind = %K::kind(&()), error = %e, "watch error");
+                    continue;
+                }
+            };
+            {
+                let mut p = pending
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                match &event {
+                    watcher::Event::Apply(o) | watcher::Event::Delete(o) => {
+                        p.changes.push(change(kind, o));
+                    }
+                    watcher::Event::InitDone => p.all = true,
+                    watcher::Event::Init | watcher::Event::InitApply(_) => continue,
+                }
             }
+            notify.notify_one();
         }
     });
     reader
@@ -88,15 +138,49 @@ impl Cache {
     /// Starts one watcher per kind; every event wakes `notify`.
     pub(crate) fn start(client: &Client, namespace: Option<&str>, notify: &Arc<Notify>) -> Self {
         let mut tasks = JoinSet::new();
+        let pending = Arc::new(Mutex::new(Pending {
+            all: true,
+            changes: Vec::new(),
+        }));
+        let mut sink = Sink {
+            tasks: &mut tasks,
+            client,
+            namespace,
+            notify,
+            pending: &pending,
+        };
+        let pods = spawn(&mut sink, Kind::Pod);
+        let replica_sets = spawn(&mut sink, Kind::ReplicaSet);
+        let deployments = spawn(&mut sink, Kind::Deployment);
+        let stateful_sets = spawn(&mut sink, Kind::StatefulSet);
+        let daemon_sets = spawn(&mut sink, Kind::DaemonSet);
+        let services = spawn(&mut sink, Kind::Service);
+        let endpoints = spawn(&mut sink, Kind::Endpoints);
         Self {
-            pods: spawn(&mut tasks, client, namespace, notify),
-            replica_sets: spawn(&mut tasks, client, namespace, notify),
-            deployments: spawn(&mut tasks, client, namespace, notify),
-            stateful_sets: spawn(&mut tasks, client, namespace, notify),
-            daemon_sets: spawn(&mut tasks, client, namespace, notify),
-            services: spawn(&mut tasks, client, namespace, notify),
-            endpoints: spawn(&mut tasks, client, namespace, notify),
+            pods,
+            replica_sets,
+            deployments,
+            stateful_sets,
+            daemon_sets,
+            services,
+            endpoints,
+            pending,
             _tasks: tasks,
+        }
+    }
+
+    /// The changes seen since the last call, or `None` when a watcher relisted (every object
+    /// may have changed).
+    pub(crate) fn take_changes(&self) -> Option<Vec<Change>> {
+        let mut p = self
+            .pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let changes = std::mem::take(&mut p.changes);
+        if std::mem::take(&mut p.all) {
+            None
+        } else {
+            Some(changes)
         }
     }
 
@@ -123,24 +207,15 @@ impl Cache {
 
     /// A consistent-enough copy of every store for one reconcile pass.
     pub(crate) fn snapshot(&self) -> Snapshot {
-        let mut pods = self.pods.state();
-        pods.sort_by(|a, b| key(&a.metadata).cmp(&key(&b.metadata)));
-        let mut by_owner: HashMap<String, Vec<Arc<Pod>>> = HashMap::new();
-        for p in &pods {
-            if let Some(r) = util::controller_of(&p.metadata) {
-                by_owner.entry(r.uid.clone()).or_default().push(p.clone());
-            }
-        }
-        Snapshot {
-            pods,
-            pods_by_owner: by_owner,
-            replica_sets: sorted(self.replica_sets.state()),
-            deployments: sorted(self.deployments.state()),
-            stateful_sets: sorted(self.stateful_sets.state()),
-            daemon_sets: sorted(self.daemon_sets.state()),
-            services: sorted(self.services.state()),
-            endpoints: sorted(self.endpoints.state()),
-        }
+        Snapshot::new(
+            self.pods.state(),
+            self.replica_sets.state(),
+            self.deployments.state(),
+            self.stateful_sets.state(),
+            self.daemon_sets.state(),
+            self.services.state(),
+            self.endpoints.state(),
+        )
     }
 }
 
@@ -151,12 +226,24 @@ fn key(meta: &kube::api::ObjectMeta) -> (&str, &str) {
     )
 }
 
+fn owned_key(meta: &kube::api::ObjectMeta) -> (String, String) {
+    let (ns, name) = key(meta);
+    (ns.to_string(), name.to_string())
+}
+
 fn sorted<K: Resource>(mut v: Vec<Arc<K>>) -> Vec<Arc<K>> {
     v.sort_by(|a, b| key(a.meta()).cmp(&key(b.meta())));
     v
 }
 
-/// Every cached object at the start of a pass, sorted by namespace and name.
+fn by_uid<K: Resource>(v: &[Arc<K>]) -> HashMap<String, Arc<K>> {
+    v.iter()
+        .filter_map(|o| Some((o.meta().uid.clone()?, o.clone())))
+        .collect()
+}
+
+/// Every cached object at the start of a pass, sorted by namespace and name, with the
+/// indexes the controllers and [`Scope::of`](crate::scope::Scope::of) look things up in.
 pub(crate) struct Snapshot {
     /// All pods.
     pub(crate) pods: Vec<Arc<Pod>>,
@@ -164,19 +251,143 @@ pub(crate) struct Snapshot {
     pods_by_owner: HashMap<String, Vec<Arc<Pod>>>,
     /// All ReplicaSets.
     pub(crate) replica_sets: Vec<Arc<ReplicaSet>>,
+    /// ReplicaSets by uid.
+    replica_set_by_uid: HashMap<String, Arc<ReplicaSet>>,
+    /// ReplicaSets by the uid of their controller.
+    replica_sets_by_owner: HashMap<String, Vec<Arc<ReplicaSet>>>,
     /// All Deployments.
     pub(crate) deployments: Vec<Arc<Deployment>>,
+    /// Deployments by uid.
+    deployment_by_uid: HashMap<String, Arc<Deployment>>,
     /// All StatefulSets.
     pub(crate) stateful_sets: Vec<Arc<StatefulSet>>,
+    /// StatefulSets by uid.
+    stateful_set_by_uid: HashMap<String, Arc<StatefulSet>>,
     /// All DaemonSets.
     pub(crate) daemon_sets: Vec<Arc<DaemonSet>>,
+    /// DaemonSets by uid.
+    daemon_set_by_uid: HashMap<String, Arc<DaemonSet>>,
     /// All Services.
     pub(crate) services: Vec<Arc<Service>>,
-    /// All Endpoints.
-    pub(crate) endpoints: Vec<Arc<Endpoints>>,
+    /// Services by namespace and name.
+    service_by_key: HashMap<(String, String), Arc<Service>>,
+    /// Services with a selector, by namespace and the first (smallest) label of the selector.
+    services_by_label: HashMap<(String, String, String), Vec<Arc<Service>>>,
+    /// The label keys that are some selector's first.
+    selector_keys: HashSet<String>,
+    /// Pods by namespace and each label whose key is in `selector_keys`.
+    pods_by_label: HashMap<(String, String, String), Vec<Arc<Pod>>>,
+    /// Endpoints by namespace and name.
+    endpoints_by_key: HashMap<(String, String), Arc<Endpoints>>,
+    /// The Endpoints (namespace, name) that list a pod, by the pod's namespace and name.
+    endpoints_by_pod: HashMap<(String, String), Vec<(String, String)>>,
+}
+
+fn selector(svc: &Service) -> Option<&BTreeMap<String, String>> {
+    svc.spec
+        .as_ref()
+        .and_then(|s| s.selector.as_ref())
+        .filter(|s| !s.is_empty())
 }
 
 impl Snapshot {
+    /// Sorts the objects and builds the indexes.
+    fn new(
+        pods: Vec<Arc<Pod>>,
+        replica_sets: Vec<Arc<ReplicaSet>>,
+        deployments: Vec<Arc<Deployment>>,
+        stateful_sets: Vec<Arc<StatefulSet>>,
+        daemon_sets: Vec<Arc<DaemonSet>>,
+        services: Vec<Arc<Service>>,
+        endpoints: Vec<Arc<Endpoints>>,
+    ) -> Self {
+        let pods = sorted(pods);
+        let mut pods_by_owner: HashMap<String, Vec<Arc<Pod>>> = HashMap::new();
+        for p in &pods {
+            if let Some(r) = util::controller_of(&p.metadata) {
+                pods_by_owner
+                    .entry(r.uid.clone())
+                    .or_default()
+                    .push(p.clone());
+            }
+        }
+        let replica_sets = sorted(replica_sets);
+        let mut replica_sets_by_owner: HashMap<String, Vec<Arc<ReplicaSet>>> = HashMap::new();
+        for rs in &replica_sets {
+            if let Some(r) = util::controller_of(&rs.metadata) {
+                let v = replica_sets_by_owner.entry(r.uid.clone()).or_default();
+                v.push(rs.clone());
+            }
+        }
+        let services = sorted(services);
+        let mut services_by_label: HashMap<(String, String, String), Vec<Arc<Service>>> =
+            HashMap::new();
+        let mut selector_keys = HashSet::new();
+        for svc in &services {
+            if let Some((k, v)) = selector(svc).and_then(|s| s.iter().next()) {
+                let ns = svc.metadata.namespace.clone().unwrap_or_default();
+                selector_keys.insert(k.clone());
+                let e = services_by_label.entry((ns, k.clone(), v.clone()));
+                e.or_default().push(svc.clone());
+            }
+        }
+        let mut pods_by_label: HashMap<(String, String, String), Vec<Arc<Pod>>> = HashMap::new();
+        for p in &pods {
+            let ns = p.metadata.namespace.as_deref().unwrap_or_default();
+            for (k, v) in p.metadata.labels.iter().flatten() {
+                if selector_keys.contains(k) {
+                    let e = pods_by_label.entry((ns.to_string(), k.clone(), v.clone()));
+                    e.or_default().push(p.clone());
+                }
+            }
+        }
+        let mut endpoints_by_pod: HashMap<(String, String), Vec<(String, String)>> = HashMap::new();
+        for ep in &endpoints {
+            let ep_key = owned_key(&ep.metadata);
+            let addresses = ep.subsets.iter().flatten().flat_map(|s| {
+                let ready = s.addresses.iter().flatten();
+                ready.chain(s.not_ready_addresses.iter().flatten())
+            });
+            for a in addresses {
+                let Some(r) = &a.target_ref else { continue };
+                let pod = (
+                    r.namespace.clone().unwrap_or_else(|| ep_key.0.clone()),
+                    r.name.clone().unwrap_or_default(),
+                );
+                endpoints_by_pod
+                    .entry(pod)
+                    .or_default()
+                    .push(ep_key.clone());
+            }
+        }
+        Snapshot {
+            pods_by_owner,
+            replica_set_by_uid: by_uid(&replica_sets),
+            replica_sets_by_owner,
+            replica_sets,
+            deployment_by_uid: by_uid(&deployments),
+            deployments: sorted(deployments),
+            stateful_set_by_uid: by_uid(&stateful_sets),
+            stateful_sets: sorted(stateful_sets),
+            daemon_set_by_uid: by_uid(&daemon_sets),
+            daemon_sets: sorted(daemon_sets),
+            service_by_key: services
+                .iter()
+                .map(|s| (owned_key(&s.metadata), s.clone()))
+                .collect(),
+            services,
+            services_by_label,
+            selector_keys,
+            pods_by_label,
+            pods,
+            endpoints_by_key: endpoints
+                .iter()
+                .map(|e| (owned_key(&e.metadata), e.clone()))
+                .collect(),
+            endpoints_by_pod,
+        }
+    }
+
     /// The pods controlled by the object with `uid`.
     pub(crate) fn pods_of(&self, uid: Option<&str>) -> &[Arc<Pod>] {
         uid.and_then(|u| self.pods_by_owner.get(u))
@@ -185,50 +396,89 @@ impl Snapshot {
 
     /// The ReplicaSets controlled by the Deployment with `uid`.
     pub(crate) fn replica_sets_of(&self, uid: &str) -> Vec<Arc<ReplicaSet>> {
-        self.replica_sets
-            .iter()
-            .filter(|rs| util::controlled_by(&rs.metadata, uid))
+        self.replica_sets_by_owner
+            .get(uid)
             .cloned()
-            .collect()
+            .unwrap_or_default()
+    }
+
+    /// The uid of the controller of the ReplicaSet with `uid`, if both exist.
+    pub(crate) fn controller_of_replica_set(&self, uid: &str) -> Option<&str> {
+        let rs = self.replica_set_by_uid.get(uid)?;
+        util::controller_of(&rs.metadata).map(|r| r.uid.as_str())
     }
 
     /// Looks up a ReplicaSet by uid.
     pub(crate) fn replica_set(&self, uid: &str) -> Option<&ReplicaSet> {
-        self.replica_sets
-            .iter()
-            .find(|r| r.metadata.uid.as_deref() == Some(uid))
-            .map(AsRef::as_ref)
+        self.replica_set_by_uid.get(uid).map(AsRef::as_ref)
     }
 
     /// Looks up a Deployment by uid.
     pub(crate) fn deployment(&self, uid: &str) -> Option<&Deployment> {
-        self.deployments
-            .iter()
-            .find(|r| r.metadata.uid.as_deref() == Some(uid))
-            .map(AsRef::as_ref)
+        self.deployment_by_uid.get(uid).map(AsRef::as_ref)
     }
 
     /// Looks up a StatefulSet by uid.
     pub(crate) fn stateful_set(&self, uid: &str) -> Option<&StatefulSet> {
-        self.stateful_sets
-            .iter()
-            .find(|r| r.metadata.uid.as_deref() == Some(uid))
-            .map(AsRef::as_ref)
+        self.stateful_set_by_uid.get(uid).map(AsRef::as_ref)
     }
 
     /// Looks up a DaemonSet by uid.
     pub(crate) fn daemon_set(&self, uid: &str) -> Option<&DaemonSet> {
-        self.daemon_sets
-            .iter()
-            .find(|r| r.metadata.uid.as_deref() == Some(uid))
-            .map(AsRef::as_ref)
+        self.daemon_set_by_uid.get(uid).map(AsRef::as_ref)
+    }
+
+    /// Looks up a Service by namespace and name.
+    pub(crate) fn service(&self, ns: &str, name: &str) -> Option<&Service> {
+        let k = (ns.to_string(), name.to_string());
+        self.service_by_key.get(&k).map(AsRef::as_ref)
     }
 
     /// Looks up Endpoints by namespace and name.
     pub(crate) fn endpoints(&self, ns: &str, name: &str) -> Option<&Endpoints> {
-        self.endpoints
-            .iter()
-            .find(|e| key(&e.metadata) == (ns, name))
-            .map(AsRef::as_ref)
+        let k = (ns.to_string(), name.to_string());
+        self.endpoints_by_key.get(&k).map(AsRef::as_ref)
+    }
+
+    /// The (namespace, name) of every Service in `ns` whose selector matches `labels`.
+    pub(crate) fn services_selecting(
+        &self,
+        ns: &str,
+        labels: &BTreeMap<String, String>,
+    ) -> Vec<(String, String)> {
+        let mut found = Vec::new();
+        for (k, v) in labels {
+            if !self.selector_keys.contains(k) {
+                continue;
+            }
+            let candidates = self
+                .services_by_label
+                .get(&(ns.to_string(), k.clone(), v.clone()));
+            for svc in candidates.into_iter().flatten() {
+                let sel = selector(svc).into_iter().flatten();
+                if sel.into_iter().all(|(k, v)| labels.get(k) == Some(v)) {
+                    found.push(owned_key(&svc.metadata));
+                }
+            }
+        }
+        found
+    }
+
+    /// The (namespace, name) of every Endpoints object that lists the pod `ns/name`.
+    pub(crate) fn endpoints_listing(&self, ns: &str, name: &str) -> &[(String, String)] {
+        let k = (ns.to_string(), name.to_string());
+        self.endpoints_by_pod.get(&k).map_or(&[], Vec::as_slice)
+    }
+
+    /// The pods in `svc`'s namespace that may match its selector (all of them carry the
+    /// selector's first label); empty for a Service without a selector.
+    pub(crate) fn pods_for_service(&self, svc: &Service) -> &[Arc<Pod>] {
+        let Some((k, v)) = selector(svc).and_then(|s| s.iter().next()) else {
+            return &[];
+        };
+        let ns = svc.metadata.namespace.clone().unwrap_or_default();
+        self.pods_by_label
+            .get(&(ns, k.clone(), v.clone()))
+            .map_or(&[], Vec::as_slice)
     }
 }

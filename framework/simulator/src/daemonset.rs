@@ -23,6 +23,7 @@ use kube::Api;
 use crate::cache::Snapshot;
 use crate::ops::{self, Expectations, Outcome};
 use crate::replicaset::pod_from_template;
+use crate::scope::Scope;
 use crate::util;
 
 /// Errors of the DaemonSet controller.
@@ -62,19 +63,28 @@ pub(crate) fn node_labels(node: &str) -> BTreeMap<String, String> {
     .collect()
 }
 
-/// Reconciles every DaemonSet.
+/// Reconciles every DaemonSet in `scope`.
 pub(crate) async fn sync(
     client: &kube::Client,
     node: &str,
     snap: &Snapshot,
+    scope: &Scope,
     exp: &mut Expectations,
     now: Timestamp,
     out: &mut Outcome,
 ) {
     for ds in &snap.daemon_sets {
+        let uid = ds.metadata.uid.as_deref();
+        if !scope.controller(uid) {
+            continue;
+        }
+        let before = out.begin();
         if let Err(e) = sync_one(client, node, snap, exp, ds, now, out).await {
             let name = ds.metadata.name.as_deref().unwrap_or_default();
             out.failed(&format!("daemonset {name}"), &e);
+        }
+        if out.end(before) {
+            out.redo.add_controller(uid);
         }
     }
 }

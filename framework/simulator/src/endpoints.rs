@@ -19,6 +19,7 @@ use serde_json::{Map, Value, json};
 
 use crate::cache::Snapshot;
 use crate::ops::{self, Outcome};
+use crate::scope::Scope;
 use crate::util;
 
 /// Errors of the Endpoints controller.
@@ -30,37 +31,38 @@ pub(crate) enum Error {
     Write(#[from] ops::Error),
 }
 
-/// Reconciles the Endpoints of every Service; `managed` remembers which ones this
-/// simulator owns.
+/// Reconciles the Endpoints of every Service in `scope`; `managed` remembers which ones this
+/// simulator owns, and those whose Service is gone (or lost its selector) are deleted.
 pub(crate) async fn sync(
     client: &kube::Client,
     snap: &Snapshot,
+    scope: &Scope,
     managed: &mut HashSet<(String, String)>,
     out: &mut Outcome,
 ) {
-    let mut seen = HashSet::new();
     for svc in &snap.services {
-        let key = (
-            svc.metadata.namespace.clone().unwrap_or_default(),
-            svc.metadata.name.clone().unwrap_or_default(),
-        );
-        let has_selector = svc
-            .spec
-            .as_ref()
-            .and_then(|s| s.selector.as_ref())
-            .is_some_and(|s| !s.is_empty());
-        if !has_selector || svc.metadata.deletion_timestamp.is_some() {
+        let ns = svc.metadata.namespace.as_deref().unwrap_or_default();
+        let name = svc.metadata.name.as_deref().unwrap_or_default();
+        if !selects(svc) || !scope.service(ns, name) {
             continue;
         }
-        seen.insert(key.clone());
+        let key = (ns.to_string(), name.to_string());
         match sync_one(client, snap, svc, out).await {
-            Ok(()) => {
+            Ok(true) => {
                 managed.insert(key);
             }
-            Err(e) => out.failed(&format!("endpoints {}/{}", key.0, key.1), &e),
+            Ok(false) => out.redo.add_service(ns, name),
+            Err(e) => {
+                out.failed(&format!("endpoints {ns}/{name}"), &e);
+                out.redo.add_service(ns, name);
+            }
         }
     }
-    let gone: Vec<(String, String)> = managed.difference(&seen).cloned().collect();
+    let gone: Vec<(String, String)> = managed
+        .iter()
+        .filter(|(ns, name)| !snap.service(ns, name).is_some_and(selects))
+        .cloned()
+        .collect();
     for (ns, name) in gone {
         let api: Api<Endpoints> = Api::namespaced(client.clone(), &ns);
         let uid = snap
@@ -73,6 +75,17 @@ pub(crate) async fn sync(
             Err(e) => out.failed(&format!("endpoints {ns}/{name}"), &e),
         }
     }
+}
+
+/// Whether the Endpoints of `svc` are this controller's: it has a selector and is not
+/// being deleted.
+fn selects(svc: &Service) -> bool {
+    let has_selector = svc
+        .spec
+        .as_ref()
+        .and_then(|s| s.selector.as_ref())
+        .is_some_and(|s| !s.is_empty());
+    has_selector && svc.metadata.deletion_timestamp.is_none()
 }
 
 /// The port a service port targets on `pod`, if the pod has it.
@@ -186,15 +199,16 @@ fn subsets(svc: &Service, pods: &[std::sync::Arc<Pod>]) -> Vec<EndpointSubset> {
         .collect()
 }
 
+/// Writes the Endpoints of `svc`; `Ok(false)` when a write was skipped (conflict, gone).
 async fn sync_one(
     client: &kube::Client,
     snap: &Snapshot,
     svc: &Service,
     out: &mut Outcome,
-) -> Result<(), Error> {
+) -> Result<bool, Error> {
     let ns = svc.metadata.namespace.as_deref().unwrap_or_default();
     let name = svc.metadata.name.as_deref().unwrap_or_default();
-    let want = subsets(svc, &snap.pods);
+    let want = subsets(svc, snap.pods_for_service(svc));
     let mut labels = svc.metadata.labels.clone().unwrap_or_default();
     let headless = svc.spec.as_ref().and_then(|s| s.cluster_ip.as_deref()) == Some("None");
     if headless {
@@ -212,13 +226,13 @@ async fn sync_one(
                 },
                 subsets: (!want.is_empty()).then_some(want),
             };
-            ops::create(&api, &ep, out).await?;
+            return Ok(ops::create(&api, &ep, out).await?.is_some());
         }
         Some(cur) => {
             let cur_labels = cur.metadata.labels.clone().unwrap_or_default();
             let cur_subsets = cur.subsets.clone().unwrap_or_default();
             if cur_labels == labels && cur_subsets == want {
-                return Ok(());
+                return Ok(true);
             }
             let mut label_patch: Map<String, Value> = labels
                 .iter()
@@ -232,8 +246,7 @@ async fn sync_one(
                 "metadata": {"labels": label_patch},
                 "subsets": if want.is_empty() { Value::Null } else { serde_json::to_value(&want).map_err(ops::Error::from)? },
             });
-            ops::patch(&api, name, &body, false, out).await?;
+            Ok(ops::patch(&api, name, &body, false, out).await?.is_some())
         }
     }
-    Ok(())
 }

@@ -36,14 +36,17 @@
 //! # How it works
 //!
 //! One reflector per kind (`cache`) keeps a local copy of Pods, ReplicaSets, Deployments,
-//! StatefulSets, DaemonSets, Services and Endpoints; any watch event wakes one
-//! level-triggered reconcile pass over everything (`deployment`, `replicaset`,
-//! `statefulset`, `daemonset`, `pods`, `endpoints`). Each controller computes the desired
-//! state, compares it with what it read, and writes only differences (JSON merge patches,
-//! `status` subresource for status), so a converged cluster sees no writes. Timed
-//! transitions (ready delays, crash-loop restarts, `minReadySeconds`, progress deadlines)
-//! schedule the next pass. Conflicts and vanished objects are not errors: the next pass
-//! starts from fresh state (`ops`).
+//! StatefulSets, DaemonSets, Services and Endpoints and records which objects each watch
+//! event touched; the events wake one level-triggered reconcile pass (`deployment`,
+//! `replicaset`, `statefulset`, `daemonset`, `pods`, `endpoints`) over the objects those
+//! changes can affect (`scope`: a pod's owners and Services, a workload's pods, …), so the
+//! work of a pass grows with what changed, not with the cluster. Each controller computes
+//! the desired state, compares it with what it read, and writes only differences (JSON
+//! merge patches, `status` subresource for status), so a converged cluster sees no writes.
+//! Timed transitions (ready delays, crash-loop restarts, `minReadySeconds`, progress
+//! deadlines) schedule a pass over everything, as do a relist and a resync every
+//! 30 seconds. Conflicts and vanished objects are not errors: the objects concerned are
+//! looked at again in the next pass, from fresh state (`ops`).
 
 mod cache;
 mod daemonset;
@@ -52,6 +55,7 @@ mod endpoints;
 mod ops;
 mod pods;
 mod replicaset;
+mod scope;
 mod statefulset;
 mod util;
 
@@ -85,6 +89,9 @@ const RETRY: Duration = Duration::from_millis(500);
 
 /// The longest wait between retries of a pass that keeps failing.
 const MAX_RETRY: Duration = Duration::from_secs(30);
+
+/// How often a pass looks at everything, whatever the watch events said.
+const RESYNC: Duration = Duration::from_secs(30);
 
 /// Errors of the simulator.
 #[derive(Debug, thiserror::Error)]
@@ -177,33 +184,66 @@ impl Simulator {
         tracing::info!(node = %self.node_name, namespace = ?self.namespace, "simulator started");
         let mut state = State::default();
         let mut retry = RETRY;
+        // Objects to look at again, and when the earliest timed transition is due.
+        let mut redo = scope::Scope::default();
+        let mut wake: Option<jiff::Timestamp> = None;
+        let mut last_full = tokio::time::Instant::now();
+        let mut full = true;
         loop {
-            let outcome = tokio::select! {
-                () = &mut shutdown => break,
-                o = self.pass(&cache, &mut state) => o,
+            // Changes first, then the snapshot: a change recorded in between is in the
+            // snapshot and also in the next pass, never in neither.
+            let changes = cache.take_changes();
+            let snap = cache.snapshot();
+            let mut scope = match changes {
+                Some(changes) if !full && last_full.elapsed() < RESYNC => {
+                    scope::Scope::of(&changes, &snap)
+                }
+                _ => scope::Scope::all(),
             };
-            let mut next = None;
+            scope.merge(std::mem::take(&mut redo));
+            let outcome = if scope.is_empty() {
+                ops::Outcome::default()
+            } else {
+                if scope.is_all() {
+                    last_full = tokio::time::Instant::now();
+                    // A full pass computes every timed transition afresh.
+                    wake = None;
+                }
+                tokio::select! {
+                    () = &mut shutdown => break,
+                    o = self.pass(&snap, &scope, &mut state) => o,
+                }
+            };
+            drop(snap);
+            full = false;
+            let mut next_retry = None;
             if outcome.retry {
-                next = Some(tokio::time::Instant::now() + retry);
+                next_retry = Some(tokio::time::Instant::now() + retry);
                 retry = (retry * 2).min(MAX_RETRY);
             } else {
                 retry = RETRY;
             }
-            if let Some(at) = outcome.wake {
+            redo = outcome.redo;
+            wake = util::earliest(wake, outcome.wake);
+            let next_wake = wake.map(|at| {
                 let wait = util::elapsed(util::now(), at);
-                let at = tokio::time::Instant::now() + wait.max(Duration::from_millis(100));
-                next = Some(next.map_or(at, |n| n.min(at)));
-            }
+                tokio::time::Instant::now() + wait.max(Duration::from_millis(100))
+            });
+            let next_resync = last_full + RESYNC;
             let timer = async {
-                match next {
-                    Some(at) => tokio::time::sleep_until(at).await,
-                    None => std::future::pending().await,
-                }
+                let at = [next_retry, next_wake]
+                    .into_iter()
+                    .flatten()
+                    .fold(next_resync, tokio::time::Instant::min);
+                tokio::time::sleep_until(at).await;
             };
             tokio::select! {
                 () = &mut shutdown => break,
                 () = notify.notified() => {}
                 () = timer => {}
+            }
+            if next_wake.is_some_and(|at| at <= tokio::time::Instant::now()) {
+                full = true;
             }
             tokio::time::sleep(DEBOUNCE).await;
         }
@@ -211,20 +251,25 @@ impl Simulator {
         Ok(())
     }
 
-    /// One level-triggered pass over everything.
-    async fn pass(&self, cache: &cache::Cache, state: &mut State) -> ops::Outcome {
-        let snap = cache.snapshot();
+    /// One level-triggered pass over the objects in `scope`.
+    async fn pass(
+        &self,
+        snap: &cache::Snapshot,
+        scope: &scope::Scope,
+        state: &mut State,
+    ) -> ops::Outcome {
         let now = util::now();
         let mut out = ops::Outcome::default();
-        state.expectations.observe(&snap);
+        state.expectations.observe(snap);
         let client = &self.client;
-        deployment::sync(client, &snap, now, &mut out).await;
-        replicaset::sync(client, &snap, &mut state.expectations, now, &mut out).await;
-        statefulset::sync(client, &snap, now, &mut out).await;
+        deployment::sync(client, snap, scope, now, &mut out).await;
+        replicaset::sync(client, snap, scope, &mut state.expectations, now, &mut out).await;
+        statefulset::sync(client, snap, scope, now, &mut out).await;
         daemonset::sync(
             client,
             &self.node_name,
-            &snap,
+            snap,
+            scope,
             &mut state.expectations,
             now,
             &mut out,
@@ -234,10 +279,10 @@ impl Simulator {
             name: &self.node_name,
             ip: &self.node_ip,
         };
-        pods::sync(client, &node, &snap, &mut state.ips, now, &mut out).await;
-        endpoints::sync(client, &snap, &mut state.endpoints, &mut out).await;
+        pods::sync(client, &node, snap, scope, &mut state.ips, now, &mut out).await;
+        endpoints::sync(client, snap, scope, &mut state.endpoints, &mut out).await;
         if out.writes > 0 {
-            tracing::debug!(writes = out.writes, "reconcile pass");
+            tracing::debug!(writes = out.writes, full = scope.is_all(), "reconcile pass");
         }
         out
     }

@@ -17,6 +17,7 @@ use kube::api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::{Api, Resource};
 use serde_json::{Map, Value};
 
+use crate::scope::Scope;
 use crate::util;
 
 /// Errors of API writes that are worth reporting (not 404 or 409).
@@ -50,12 +51,28 @@ pub(crate) struct Outcome {
     pub(crate) retry: bool,
     /// The earliest time a timed transition (readiness, crash, deadline) is due.
     pub(crate) wake: Option<Timestamp>,
+    /// The objects to look at again in the next pass (a write was skipped or failed).
+    pub(crate) redo: Scope,
 }
 
 impl Outcome {
     /// Asks for a pass no later than `at`.
     pub(crate) fn wake_at(&mut self, at: Timestamp) {
         self.wake = util::earliest(self.wake, Some(at));
+    }
+
+    /// Starts the reconcile of one object: returns (and clears) the pass's retry flag, to be
+    /// handed back to [`Outcome::end`].
+    pub(crate) fn begin(&mut self) -> bool {
+        std::mem::take(&mut self.retry)
+    }
+
+    /// Ends the reconcile of one object begun with [`Outcome::begin`]: whether it asked for
+    /// a retry.
+    pub(crate) fn end(&mut self, before: bool) -> bool {
+        let retry = self.retry;
+        self.retry |= before;
+        retry
     }
 
     /// Records a failed reconcile of one object.

@@ -21,6 +21,7 @@ use serde_json::json;
 
 use crate::cache::Snapshot;
 use crate::ops::{self, Outcome};
+use crate::scope::Scope;
 use crate::util::{self, Behaviour};
 
 /// Errors of the pod simulation.
@@ -110,27 +111,34 @@ pub(crate) struct Node<'a> {
     pub(crate) ip: &'a str,
 }
 
-/// Binds and runs every pod of the simulated node.
+/// Binds and runs every pod of the simulated node that is in `scope`.
 pub(crate) async fn sync(
     client: &kube::Client,
     node: &Node<'_>,
     snap: &Snapshot,
+    scope: &Scope,
     pool: &mut IpPool,
     now: Timestamp,
     out: &mut Outcome,
 ) {
     pool.refresh(snap);
     for pod in &snap.pods {
+        let uid = pod.metadata.uid.as_deref();
         let bound = pod.spec.as_ref().and_then(|s| s.node_name.as_deref());
-        if bound.is_some_and(|n| !n.is_empty() && n != node.name)
+        if !scope.pod(uid)
+            || bound.is_some_and(|n| !n.is_empty() && n != node.name)
             || pod.metadata.deletion_timestamp.is_some()
         {
             continue;
         }
-        let name = pod.metadata.name.clone().unwrap_or_default();
-        let ns = pod.metadata.namespace.clone().unwrap_or_default();
+        let before = out.begin();
         if let Err(e) = sync_one(client, node, snap, pool, pod, now, out).await {
+            let name = pod.metadata.name.as_deref().unwrap_or_default();
+            let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
             out.failed(&format!("pod {ns}/{name}"), &e);
+        }
+        if out.end(before) {
+            out.redo.add_pod(uid);
         }
     }
 }

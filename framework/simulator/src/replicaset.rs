@@ -17,6 +17,7 @@ use kube::Api;
 
 use crate::cache::Snapshot;
 use crate::ops::{self, Expectations, Outcome};
+use crate::scope::Scope;
 use crate::util;
 
 /// Errors of the ReplicaSet controller.
@@ -40,18 +41,27 @@ const MANAGED: &[&str] = &[
 /// How many pods one pass creates or deletes for one controller at most.
 pub(crate) const BURST: usize = 100;
 
-/// Reconciles every ReplicaSet.
+/// Reconciles every ReplicaSet in `scope`.
 pub(crate) async fn sync(
     client: &kube::Client,
     snap: &Snapshot,
+    scope: &Scope,
     exp: &mut Expectations,
     now: Timestamp,
     out: &mut Outcome,
 ) {
     for rs in &snap.replica_sets {
+        let uid = rs.metadata.uid.as_deref();
+        if !scope.controller(uid) {
+            continue;
+        }
+        let before = out.begin();
         if let Err(e) = sync_one(client, snap, exp, rs, now, out).await {
             let name = rs.metadata.name.as_deref().unwrap_or_default();
             out.failed(&format!("replicaset {name}"), &e);
+        }
+        if out.end(before) {
+            out.redo.add_controller(uid);
         }
     }
 }

@@ -22,6 +22,7 @@ use kube::Api;
 
 use crate::cache::Snapshot;
 use crate::ops::{self, Outcome};
+use crate::scope::Scope;
 use crate::util;
 
 /// Errors of the StatefulSet controller.
@@ -49,17 +50,26 @@ const MANAGED: &[&str] = &[
     "collisionCount",
 ];
 
-/// Reconciles every StatefulSet.
+/// Reconciles every StatefulSet in `scope`.
 pub(crate) async fn sync(
     client: &kube::Client,
     snap: &Snapshot,
+    scope: &Scope,
     now: Timestamp,
     out: &mut Outcome,
 ) {
     for sts in &snap.stateful_sets {
+        let uid = sts.metadata.uid.as_deref();
+        if !scope.controller(uid) {
+            continue;
+        }
+        let before = out.begin();
         if let Err(e) = sync_one(client, snap, sts, now, out).await {
             let name = sts.metadata.name.as_deref().unwrap_or_default();
             out.failed(&format!("statefulset {name}"), &e);
+        }
+        if out.end(before) {
+            out.redo.add_controller(uid);
         }
     }
 }

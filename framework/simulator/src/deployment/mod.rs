@@ -27,6 +27,7 @@ use serde_json::{Value, json};
 
 use crate::cache::Snapshot;
 use crate::ops::{self, Outcome};
+use crate::scope::Scope;
 use crate::util;
 
 mod conditions;
@@ -76,17 +77,26 @@ const MANAGED: &[&str] = &[
     "collisionCount",
 ];
 
-/// Reconciles every Deployment.
+/// Reconciles every Deployment in `scope`.
 pub(crate) async fn sync(
     client: &kube::Client,
     snap: &Snapshot,
+    scope: &Scope,
     now: Timestamp,
     out: &mut Outcome,
 ) {
     for d in &snap.deployments {
+        let uid = d.metadata.uid.as_deref();
+        if !scope.controller(uid) {
+            continue;
+        }
+        let before = out.begin();
         if let Err(e) = sync_one(client, snap, d, now, out).await {
             let name = d.metadata.name.as_deref().unwrap_or_default();
             out.failed(&format!("deployment {name}"), &e);
+        }
+        if out.end(before) {
+            out.redo.add_controller(uid);
         }
     }
 }
