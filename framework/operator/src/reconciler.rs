@@ -10,7 +10,7 @@ use std::{fmt::Debug, future::Future, sync::Arc};
 
 use futures::StreamExt;
 use kube::{
-    Api, Client, Resource,
+    Api, Client, Resource, ResourceExt,
     core::{ClusterResourceScope, NamespaceResourceScope},
     runtime::WatchStreamExt,
     runtime::{
@@ -219,8 +219,12 @@ where
     let (synced_tx, synced_rx) = tokio::sync::watch::channel(false);
     caches.insert(reader, synced_rx);
     // The reflector applies each event to the store before passing it on, so the store holds
-    // the initial list when `InitDone` gets here.
-    reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
+    // the initial list when `InitDone` gets here. `managedFields` are dropped before the store
+    // sees them: they are most of a typical object's size, and nothing reads them from a cache
+    // (server-side apply computes them on the server).
+    let events = watcher::watcher(api, watcher::Config::default())
+        .modify(|obj: &mut T| obj.managed_fields_mut().clear());
+    reflector::reflector(writer, events)
         .inspect(move |event| {
             if let Ok(watcher::Event::InitDone) = event {
                 synced_tx.send_replace(true);
