@@ -4,7 +4,12 @@
 //! objects. This crate holds what the VPC operator and the development control plane share:
 //!
 //! - [`v1`] — the `kubeovn.io/v1` types (Vpc, Subnet, VpcNatGateway, IptablesEIP,
-//!   IptablesSnatRule, IptablesDnatRule) as `kube::CustomResource`s, and [`v1::crds`].
+//!   IptablesSnatRule, IptablesDnatRule) as `kube::CustomResource`s, and [`v1::crds`];
+//! - [`ipam`] — Kube-OVN's address arithmetic: `cidrBlock` and `excludeIps` parsing,
+//!   default gateways, available-address counts;
+//! - [`simulator`] — a fake kube-ovn-controller for mNi's API server and tests: it fills in
+//!   the statuses (and spec defaults) Kube-OVN would, without any networking. `mni-dev
+//!   --simulate-upstream kube-ovn` and `mni_testkit::TestEnvBuilder::with_kube_ovn` run it.
 //!
 //! Start with [`v1`]: its types are what an operator creates and reads.
 //!
@@ -12,4 +17,5 @@
 //! JSON names, JSON types and condition shapes are upstream's.
 
 pub mod ipam;
+pub mod simulator;
 pub mod v1;

@@ -1,5 +1,5 @@
 //! [`TestEnv`] and its builder: one in-process API server per test, its admin client, CRD
-//! installation, and an optional workload simulator.
+//! installation, an optional workload simulator and an optional fake Kube-OVN.
 //!
 //! The server is `mni-apiserver` in memory on an ephemeral loopback port, speaking plain HTTP;
 //! it starts in milliseconds, so every test gets its own. Clients made here talk to it like
@@ -31,6 +31,7 @@ pub(crate) const FIELD_MANAGER: &str = "mni-testkit";
 #[must_use = "a builder does nothing until .start() is awaited"]
 pub struct TestEnvBuilder {
     simulator: bool,
+    kube_ovn: bool,
     crds: Vec<CustomResourceDefinition>,
     timeout: Duration,
 }
@@ -39,6 +40,7 @@ impl Default for TestEnvBuilder {
     fn default() -> Self {
         TestEnvBuilder {
             simulator: false,
+            kube_ovn: false,
             crds: Vec::new(),
             timeout: DEFAULT_TIMEOUT,
         }
@@ -50,6 +52,14 @@ impl TestEnvBuilder {
     /// StatefulSets and DaemonSets get pods that become ready, and report `Available`.
     pub fn with_simulator(mut self, enabled: bool) -> Self {
         self.simulator = enabled;
+        self
+    }
+
+    /// Installs the `kubeovn.io/v1` CRDs of `mni-kubeovn` and runs its fake Kube-OVN
+    /// controller in the background (default: off), so Vpcs, Subnets, NAT gateways, EIPs
+    /// and NAT rules get the status Kube-OVN would give them.
+    pub fn with_kube_ovn(mut self, enabled: bool) -> Self {
+        self.kube_ovn = enabled;
         self
     }
 
@@ -86,10 +96,15 @@ impl TestEnvBuilder {
             admin_token,
             client,
             simulator: None,
+            kube_ovn: None,
             timeout: self.timeout,
         };
         if self.simulator {
             env.simulator = Some(SimulatorTask::spawn(env.client.clone()));
+        }
+        if self.kube_ovn {
+            env.install_crds(&mni_kubeovn::v1::crds()).await?;
+            env.kube_ovn = Some(SimulatorTask::spawn_kube_ovn(env.client.clone()));
         }
         if !self.crds.is_empty() {
             env.install_crds(&self.crds).await?;
@@ -121,6 +136,7 @@ pub struct TestEnv {
     admin_token: String,
     client: Client,
     simulator: Option<SimulatorTask>,
+    kube_ovn: Option<SimulatorTask>,
     timeout: Duration,
 }
 
@@ -211,10 +227,13 @@ impl TestEnv {
         self.install_crds(&[K::crd()]).await
     }
 
-    /// Stops the simulator and the server, and waits until they have stopped.
+    /// Stops the simulators and the server, and waits until they have stopped.
     pub async fn shutdown(mut self) {
         if let Some(simulator) = self.simulator.take() {
             simulator.stop().await;
+        }
+        if let Some(kube_ovn) = self.kube_ovn.take() {
+            kube_ovn.stop().await;
         }
         if let Some(server) = self.server.take() {
             server.shutdown().await;
@@ -227,6 +246,7 @@ impl std::fmt::Debug for TestEnv {
         f.debug_struct("TestEnv")
             .field("url", &self.url)
             .field("simulator", &self.simulator.is_some())
+            .field("kube_ovn", &self.kube_ovn.is_some())
             .field("timeout", &self.timeout)
             .finish_non_exhaustive()
     }
@@ -236,6 +256,9 @@ impl Drop for TestEnv {
     fn drop(&mut self) {
         if let Some(simulator) = self.simulator.take() {
             simulator.abort();
+        }
+        if let Some(kube_ovn) = self.kube_ovn.take() {
+            kube_ovn.abort();
         }
         if let Some(server) = self.server.take() {
             match tokio::runtime::Handle::try_current() {
@@ -250,7 +273,7 @@ impl Drop for TestEnv {
     }
 }
 
-/// The workload simulator running in the background.
+/// A simulator (workload or Kube-OVN) running in the background.
 #[derive(Debug)]
 struct SimulatorTask {
     stop: oneshot::Sender<()>,
@@ -266,6 +289,21 @@ impl SimulatorTask {
             };
             if let Err(error) = mni_simulator::Simulator::new(client).run(shutdown).await {
                 tracing::error!(%error, "the workload simulator stopped");
+            }
+        });
+        SimulatorTask { stop, task }
+    }
+
+    /// The fake Kube-OVN controller; the CRDs are installed already.
+    fn spawn_kube_ovn(client: Client) -> Self {
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let shutdown = async {
+                let _ = stopped.await;
+            };
+            let simulator = mni_kubeovn::simulator::Simulator::new(client).with_crd_install(false);
+            if let Err(error) = simulator.run(shutdown).await {
+                tracing::error!(%error, "the Kube-OVN simulator stopped");
             }
         });
         SimulatorTask { stop, task }
