@@ -5,7 +5,9 @@
 //!
 //! - [`FieldError`] — field-level errors rendered like `field.Error`; [`aggregate_message`].
 //! - [`Structural`] — CRD `openAPIV3Schema`s: [`validate_schema`] checks a schema is servable,
-//!   [`validate`] validates objects, [`prune`] drops unknown fields, [`default`] applies defaults.
+//!   [`validate`] validates objects, [`prune`] drops unknown fields, [`default`] applies defaults;
+//!   [`validate_update`] also runs CEL validation rules (`x-kubernetes-validations`) with
+//!   transition rules, and [`rule_errors`] checks a CRD's rules compile.
 //! - [`Selector`] — label selectors; [`FieldSelector`] — field selectors.
 //! - `validation` functions — DNS-1123 names, qualified names, label values, annotations.
 //! - [`JsonPath`] — the JSONPath subset of printer columns, [`format_cell`], [`human_duration`].
@@ -27,8 +29,9 @@ pub use fields::{
 pub use jsonpath::{JsonPath, JsonPathError, format_cell, human_duration, parse_rfc3339};
 pub use labels::{LabelsError, Operator, Requirement, Selector};
 pub use schema::{
-    AdditionalProperties, MAX_SCHEMA_DEPTH, Pattern, SchemaError, Structural, default,
-    drop_non_nullable_nulls, prune, validate, validate_schema,
+    AdditionalProperties, MAX_SCHEMA_DEPTH, Pattern, RuleOutcome, SchemaError, Structural,
+    ValidationRule, blocking_error, default, drop_non_nullable_nulls, prune, rule_errors, validate,
+    validate_rules, validate_schema, validate_update,
 };
 pub use validation::{
     DNS1035_LABEL_MAX_LENGTH, DNS1123_LABEL_MAX_LENGTH, DNS1123_SUBDOMAIN_MAX_LENGTH,

@@ -5,11 +5,14 @@
 //! [`prune`] removes unknown fields (returning the paths kube-apiserver warns about),
 //! [`drop_non_nullable_nulls`] and [`default`] apply apiextensions' null handling and defaults.
 //! The usual order for a request body is prune, drop nulls, default, then validate.
+//! [`validate_update`] also evaluates the CEL validation rules (`x-kubernetes-validations`,
+//! see [`ValidationRule`]) with the old object for transition rules.
 
 mod check;
 pub(crate) mod formats;
 mod mutate;
 mod parse;
+mod rules;
 mod validate;
 
 use std::collections::BTreeMap;
@@ -19,7 +22,8 @@ use serde_json::Value;
 
 pub use check::validate_schema;
 pub use mutate::{default, drop_non_nullable_nulls, prune};
-pub use validate::validate;
+pub use rules::{RuleOutcome, ValidationRule, blocking_error, rule_errors, validate_rules};
+pub use validate::{validate, validate_update};
 
 /// The maximum nesting of schema nodes accepted by [`Structural::from_value`].
 pub const MAX_SCHEMA_DEPTH: usize = 128;
@@ -161,6 +165,8 @@ pub struct Structural {
     pub list_map_keys: Vec<String>,
     /// `x-kubernetes-map-type`.
     pub map_type: Option<String>,
+    /// `x-kubernetes-validations`, compiled.
+    pub validations: Vec<ValidationRule>,
 }
 
 impl Structural {
@@ -205,6 +211,20 @@ impl Structural {
             return None;
         }
         self.at_path(&steps)
+    }
+
+    /// Whether this node or any node below it has `x-kubernetes-validations`.
+    pub fn has_validation_rules(&self) -> bool {
+        !self.validations.is_empty()
+            || self
+                .properties
+                .values()
+                .any(Structural::has_validation_rules)
+            || self
+                .items
+                .as_deref()
+                .is_some_and(Structural::has_validation_rules)
+            || matches!(&self.additional_properties, Some(AdditionalProperties::Schema(a)) if a.has_validation_rules())
     }
 
     /// Whether the schema declares a top-level property (e.g. `status`, `spec`).

@@ -177,6 +177,16 @@ pub fn map(entries: impl IntoIterator<Item = (String, Value)>) -> Value {
     Value::Map(map.into())
 }
 
+/// Builds an optional value (`optional.of(v)` or `optional.none()`), as `oldSelf` is bound
+/// for rules with `optionalOldSelf: true`.
+pub fn optional(v: Option<Value>) -> Value {
+    use cel::objects::OptionalValue;
+    Value::Opaque(Arc::new(match v {
+        Some(v) => OptionalValue::of(v),
+        None => OptionalValue::none(),
+    }))
+}
+
 /// Builds a list value.
 pub fn list(items: Vec<Value>) -> Value {
     Value::List(Arc::new(items))
@@ -268,6 +278,18 @@ mod tests {
         let env = Env::kubernetes();
         let p = env.compile("self == oldSelf", &["self", "oldSelf"], true);
         assert!(p.is_ok_and(|p| p.uses("oldSelf") && p.uses("self")));
+        let p = env.compile(
+            "oldSelf.hasValue() ? oldSelf.value() == self : self == 1",
+            &["self", "oldSelf"],
+            true,
+        );
+        let p = p.map_err(|e| e.to_string());
+        let run = |old| {
+            p.as_ref()
+                .map(|p| p.evaluate(&[("self", &Value::Int(1)), ("oldSelf", &optional(old))]))
+        };
+        assert_eq!(run(None), Ok(Ok(Value::Bool(true))));
+        assert_eq!(run(Some(Value::Int(2))), Ok(Ok(Value::Bool(false))));
     }
 
     #[test]

@@ -2,7 +2,9 @@
 
 use serde_json::{Map, Value};
 
-use super::{AdditionalProperties, MAX_SCHEMA_DEPTH, Pattern, SchemaError, Structural};
+use super::{
+    AdditionalProperties, MAX_SCHEMA_DEPTH, Pattern, SchemaError, Structural, ValidationRule,
+};
 
 fn bad(path: &str, keyword: &str, expected: &'static str) -> SchemaError {
     SchemaError::InvalidKeyword {
@@ -160,8 +162,27 @@ fn scalars(n: &Node<'_>) -> Result<Box<Structural>, SchemaError> {
         list_type: n.string("x-kubernetes-list-type")?,
         list_map_keys: n.strings("x-kubernetes-list-map-keys")?,
         map_type: n.string("x-kubernetes-map-type")?,
+        validations: rules(n)?,
         ..Structural::default()
     }))
+}
+
+/// `x-kubernetes-validations`, each rule compiled.
+fn rules(n: &Node<'_>) -> Result<Vec<ValidationRule>, SchemaError> {
+    match n.get("x-kubernetes-validations") {
+        None => Ok(Vec::new()),
+        Some(Value::Array(items)) => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                ValidationRule::parse(
+                    v,
+                    &format!("{}[{i}]", join(n.path, "x-kubernetes-validations")),
+                )
+            })
+            .collect(),
+        Some(_) => Err(bad(n.path, "x-kubernetes-validations", "an array of rules")),
+    }
 }
 
 /// The nested schemas: not, properties, additionalProperties, items.

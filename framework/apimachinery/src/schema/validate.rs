@@ -8,17 +8,40 @@ use std::collections::HashSet;
 
 use serde_json::{Value, json};
 
-use super::{AdditionalProperties, Structural, formats, json_type};
+use super::{AdditionalProperties, RuleOutcome, Structural, formats, json_type};
 use crate::field::{FieldError, gofmt};
 
 /// Validates an object against its schema and returns kube-apiserver's field errors, in the
-/// order schema errors, embedded-resource metadata errors, list-type errors.
+/// order schema errors, embedded-resource metadata errors, list-type errors, validation rules
+/// (as on create: transition rules do not run).
 pub fn validate(schema: &Structural, object: &Value) -> Vec<FieldError> {
+    validate_update(schema, object, None).errors
+}
+
+/// [`validate`] for an update (`old` is the stored object) or a create (`old` is `None`):
+/// transition rules run where the old value correlates, and rules failing on unchanged values
+/// are ratcheted to warnings. The rules only run when the schema validation found no blocking
+/// error ([`blocking_error`](super::blocking_error)).
+pub fn validate_update(schema: &Structural, object: &Value, old: Option<&Value>) -> RuleOutcome {
     let mut errs = Vec::new();
     node(schema, object, "", &mut errs);
     passes::embedded(schema, object, "", true, &mut errs, 0);
     passes::list_types(schema, object, "", &mut errs, 0);
-    errs
+    let mut out = RuleOutcome {
+        errors: errs,
+        warnings: Vec::new(),
+    };
+    if schema.has_validation_rules() {
+        match super::blocking_error(&out.errors) {
+            Some(blocked) => out.errors.push(blocked),
+            None => {
+                let rules = super::validate_rules(schema, object, old);
+                out.errors.extend(rules.errors);
+                out.warnings = rules.warnings;
+            }
+        }
+    }
+    out
 }
 
 /// The field path for a kube-openapi error name: a leading `.` dropped, `<nil>` at the root.
