@@ -25,6 +25,7 @@ use crate::ops::{self, Expectations, Outcome};
 use crate::replicaset::pod_from_template;
 use crate::scope::Scope;
 use crate::util;
+use futures::future::BoxFuture;
 
 /// Errors of the DaemonSet controller.
 #[derive(Debug, thiserror::Error)]
@@ -69,24 +70,28 @@ pub(crate) async fn sync(
     node: &str,
     snap: &Snapshot,
     scope: &Scope,
-    exp: &mut Expectations,
+    exp: &Expectations,
     now: Timestamp,
     out: &mut Outcome,
 ) {
-    for ds in &snap.daemon_sets {
-        let uid = ds.metadata.uid.as_deref();
-        if !scope.controller(uid) {
-            continue;
-        }
-        let before = out.begin();
-        if let Err(e) = sync_one(client, node, snap, exp, ds, now, out).await {
-            let name = ds.metadata.name.as_deref().unwrap_or_default();
-            out.failed(&format!("daemonset {name}"), &e);
-        }
-        if out.end(before) {
-            out.redo.add_controller(uid);
-        }
-    }
+    let todo = snap.daemon_sets.iter();
+    let todo = todo.filter(|ds| scope.controller(ds.metadata.uid.as_deref()));
+    let todo: Vec<BoxFuture<'_, Outcome>> = todo
+        .map(|ds| -> BoxFuture<'_, Outcome> {
+            Box::pin(async move {
+                let mut out = Outcome::default();
+                if let Err(e) = sync_one(client, node, snap, exp, ds, now, &mut out).await {
+                    let name = ds.metadata.name.as_deref().unwrap_or_default();
+                    out.failed(&format!("daemonset {name}"), &e);
+                }
+                if out.retry {
+                    out.redo.add_controller(ds.metadata.uid.as_deref());
+                }
+                out
+            })
+        })
+        .collect();
+    ops::each(todo, out).await;
 }
 
 /// The tolerations kube's DaemonSet controller adds to every daemon pod.
@@ -154,7 +159,7 @@ async fn sync_one(
     client: &kube::Client,
     node: &str,
     snap: &Snapshot,
-    exp: &mut Expectations,
+    exp: &Expectations,
     ds: &DaemonSet,
     now: Timestamp,
     out: &mut Outcome,

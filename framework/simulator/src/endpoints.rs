@@ -21,6 +21,7 @@ use crate::cache::Snapshot;
 use crate::ops::{self, Outcome};
 use crate::scope::Scope;
 use crate::util;
+use futures::future::BoxFuture;
 
 /// Errors of the Endpoints controller.
 #[derive(Debug, thiserror::Error)]
@@ -40,24 +41,36 @@ pub(crate) async fn sync(
     managed: &mut HashSet<(String, String)>,
     out: &mut Outcome,
 ) {
-    for svc in &snap.services {
+    let todo = snap.services.iter().filter(|svc| {
         let ns = svc.metadata.namespace.as_deref().unwrap_or_default();
         let name = svc.metadata.name.as_deref().unwrap_or_default();
-        if !selects(svc) || !scope.service(ns, name) {
-            continue;
-        }
-        let key = (ns.to_string(), name.to_string());
-        match sync_one(client, snap, svc, out).await {
-            Ok(true) => {
-                managed.insert(key);
-            }
-            Ok(false) => out.redo.add_service(ns, name),
-            Err(e) => {
-                out.failed(&format!("endpoints {ns}/{name}"), &e);
-                out.redo.add_service(ns, name);
-            }
-        }
-    }
+        selects(svc) && scope.service(ns, name)
+    });
+    let written = &std::sync::Mutex::new(Vec::new());
+    let todo: Vec<BoxFuture<'_, Outcome>> = todo
+        .map(|svc| -> BoxFuture<'_, Outcome> {
+            Box::pin(async move {
+                let mut out = Outcome::default();
+                let ns = svc.metadata.namespace.as_deref().unwrap_or_default();
+                let name = svc.metadata.name.as_deref().unwrap_or_default();
+                match sync_one(client, snap, svc, &mut out).await {
+                    Ok(true) => written
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .push((ns.to_string(), name.to_string())),
+                    Ok(false) => out.redo.add_service(ns, name),
+                    Err(e) => {
+                        out.failed(&format!("endpoints {ns}/{name}"), &e);
+                        out.redo.add_service(ns, name);
+                    }
+                }
+                out
+            })
+        })
+        .collect();
+    ops::each(todo, out).await;
+    let written = std::mem::take(&mut *written.lock().unwrap_or_else(|e| e.into_inner()));
+    managed.extend(written);
     let gone: Vec<(String, String)> = managed
         .iter()
         .filter(|(ns, name)| !snap.service(ns, name).is_some_and(selects))

@@ -263,14 +263,14 @@ impl Simulator {
         state.expectations.observe(snap);
         let client = &self.client;
         deployment::sync(client, snap, scope, now, &mut out).await;
-        replicaset::sync(client, snap, scope, &mut state.expectations, now, &mut out).await;
+        replicaset::sync(client, snap, scope, &state.expectations, now, &mut out).await;
         statefulset::sync(client, snap, scope, now, &mut out).await;
         daemonset::sync(
             client,
             &self.node_name,
             snap,
             scope,
-            &mut state.expectations,
+            &state.expectations,
             now,
             &mut out,
         )

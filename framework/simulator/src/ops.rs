@@ -8,7 +8,11 @@
 
 use std::collections::HashMap;
 use std::fmt::Debug;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use futures::{StreamExt, stream};
 
 use jiff::Timestamp;
 use k8s_openapi::serde::Serialize;
@@ -61,24 +65,35 @@ impl Outcome {
         self.wake = util::earliest(self.wake, Some(at));
     }
 
-    /// Starts the reconcile of one object: returns (and clears) the pass's retry flag, to be
-    /// handed back to [`Outcome::end`].
-    pub(crate) fn begin(&mut self) -> bool {
-        std::mem::take(&mut self.retry)
-    }
-
-    /// Ends the reconcile of one object begun with [`Outcome::begin`]: whether it asked for
-    /// a retry.
-    pub(crate) fn end(&mut self, before: bool) -> bool {
-        let retry = self.retry;
-        self.retry |= before;
-        retry
+    /// Adds what another reconcile did.
+    pub(crate) fn merge(&mut self, other: Outcome) {
+        self.writes += other.writes;
+        self.retry |= other.retry;
+        self.wake = util::earliest(self.wake, other.wake);
+        self.redo.merge(other.redo);
     }
 
     /// Records a failed reconcile of one object.
     pub(crate) fn failed(&mut self, what: &str, e: &dyn std::error::Error) {
         tracing::warn!(object = what, error = %e, "reconcile failed; will retry");
         self.retry = true;
+    }
+}
+
+/// How many objects of one kind a pass reconciles at once. Their writes overlap, so the API
+/// server commits them in shared batches instead of one round trip and fsync after another.
+const CONCURRENCY: usize = 32;
+
+/// Runs the reconciles `todo`, up to [`CONCURRENCY`] at once, each into an [`Outcome`] of
+/// its own that is merged into `out`. The controllers' objects are independent of each other
+/// within one kind (each writes only itself and what it owns), so the order does not matter.
+///
+/// The futures come boxed and collected: a lazy iterator of closures held across the `await`
+/// would trip the compiler's `Send` check of the simulator's future (higher-ranked lifetimes).
+pub(crate) async fn each(todo: Vec<BoxFuture<'_, Outcome>>, out: &mut Outcome) {
+    let mut outcomes = stream::iter(todo).buffer_unordered(CONCURRENCY);
+    while let Some(o) = outcomes.next().await {
+        out.merge(o);
     }
 }
 
@@ -192,55 +207,67 @@ pub(crate) fn status_patch(desired: &impl Serialize, managed: &[&str]) -> Result
 const EXPECTATION_TTL: Duration = Duration::from_secs(30);
 
 /// Pods this simulator created or deleted that the cache has not caught up with yet,
-/// per controller uid (kube's `ControllerExpectations`, by name).
+/// per controller uid (kube's `ControllerExpectations`, by name). Shared by the concurrent
+/// reconciles of a pass, hence the lock (never held across an `await`).
 #[derive(Debug, Default)]
-pub(crate) struct Expectations {
+pub(crate) struct Expectations(Mutex<Pending>);
+
+#[derive(Debug, Default)]
+struct Pending {
     creates: HashMap<String, HashMap<String, Instant>>,
     deletes: HashMap<String, HashMap<String, Instant>>,
 }
 
 impl Expectations {
+    fn lock(&self) -> MutexGuard<'_, Pending> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Drops the expectations the cache now satisfies (or that are too old).
-    pub(crate) fn observe(&mut self, snap: &crate::cache::Snapshot) {
+    pub(crate) fn observe(&self, snap: &crate::cache::Snapshot) {
         let now = Instant::now();
-        for (owner, names) in &mut self.creates {
+        let mut p = self.lock();
+        for (owner, names) in &mut p.creates {
             let pods = snap.pods_of(Some(owner));
             names.retain(|n, at| {
                 now.duration_since(*at) < EXPECTATION_TTL
                     && !pods.iter().any(|p| p.metadata.name.as_deref() == Some(n))
             });
         }
-        for (owner, names) in &mut self.deletes {
+        for (owner, names) in &mut p.deletes {
             let pods = snap.pods_of(Some(owner));
             names.retain(|n, at| {
                 now.duration_since(*at) < EXPECTATION_TTL
                     && pods.iter().any(|p| p.metadata.name.as_deref() == Some(n))
             });
         }
-        self.creates.retain(|_, v| !v.is_empty());
-        self.deletes.retain(|_, v| !v.is_empty());
+        p.creates.retain(|_, v| !v.is_empty());
+        p.deletes.retain(|_, v| !v.is_empty());
     }
 
     /// Records a pod created for `owner`.
-    pub(crate) fn created(&mut self, owner: &str, name: &str) {
-        let m = self.creates.entry(owner.to_string()).or_default();
+    pub(crate) fn created(&self, owner: &str, name: &str) {
+        let mut p = self.lock();
+        let m = p.creates.entry(owner.to_string()).or_default();
         m.insert(name.to_string(), Instant::now());
     }
 
     /// Records a pod of `owner` deleted.
-    pub(crate) fn deleted(&mut self, owner: &str, name: &str) {
-        let m = self.deletes.entry(owner.to_string()).or_default();
+    pub(crate) fn deleted(&self, owner: &str, name: &str) {
+        let mut p = self.lock();
+        let m = p.deletes.entry(owner.to_string()).or_default();
         m.insert(name.to_string(), Instant::now());
     }
 
     /// Pods created for `owner` that the cache does not show yet.
     pub(crate) fn pending_creates(&self, owner: &str) -> usize {
-        self.creates.get(owner).map_or(0, HashMap::len)
+        self.lock().creates.get(owner).map_or(0, HashMap::len)
     }
 
     /// Whether this pod of `owner` was deleted though the cache still shows it.
     pub(crate) fn is_deleting(&self, owner: &str, name: &str) -> bool {
-        self.deletes
+        self.lock()
+            .deletes
             .get(owner)
             .is_some_and(|m| m.contains_key(name))
     }

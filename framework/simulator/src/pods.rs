@@ -8,6 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::net::Ipv4Addr;
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -23,6 +24,7 @@ use crate::cache::Snapshot;
 use crate::ops::{self, Outcome};
 use crate::scope::Scope;
 use crate::util::{self, Behaviour};
+use futures::future::BoxFuture;
 
 /// Errors of the pod simulation.
 #[derive(Debug, thiserror::Error)]
@@ -122,32 +124,39 @@ pub(crate) async fn sync(
     out: &mut Outcome,
 ) {
     pool.refresh(snap);
-    for pod in &snap.pods {
-        let uid = pod.metadata.uid.as_deref();
+    let shared = Mutex::new(std::mem::take(pool));
+    let ips = &shared;
+    let todo = snap.pods.iter().filter(|pod| {
         let bound = pod.spec.as_ref().and_then(|s| s.node_name.as_deref());
-        if !scope.pod(uid)
-            || bound.is_some_and(|n| !n.is_empty() && n != node.name)
-            || pod.metadata.deletion_timestamp.is_some()
-        {
-            continue;
-        }
-        let before = out.begin();
-        if let Err(e) = sync_one(client, node, snap, pool, pod, now, out).await {
-            let name = pod.metadata.name.as_deref().unwrap_or_default();
-            let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
-            out.failed(&format!("pod {ns}/{name}"), &e);
-        }
-        if out.end(before) {
-            out.redo.add_pod(uid);
-        }
-    }
+        scope.pod(pod.metadata.uid.as_deref())
+            && !bound.is_some_and(|n| !n.is_empty() && n != node.name)
+            && pod.metadata.deletion_timestamp.is_none()
+    });
+    let todo: Vec<BoxFuture<'_, Outcome>> = todo
+        .map(|pod| -> BoxFuture<'_, Outcome> {
+            Box::pin(async move {
+                let mut out = Outcome::default();
+                if let Err(e) = sync_one(client, node, snap, ips, pod, now, &mut out).await {
+                    let name = pod.metadata.name.as_deref().unwrap_or_default();
+                    let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
+                    out.failed(&format!("pod {ns}/{name}"), &e);
+                }
+                if out.retry {
+                    out.redo.add_pod(pod.metadata.uid.as_deref());
+                }
+                out
+            })
+        })
+        .collect();
+    ops::each(todo, out).await;
+    *pool = shared.into_inner().unwrap_or_else(PoisonError::into_inner);
 }
 
 async fn sync_one(
     client: &kube::Client,
     node: &Node<'_>,
     snap: &Snapshot,
-    pool: &mut IpPool,
+    pool: &Mutex<IpPool>,
     pod: &Pod,
     now: Timestamp,
     out: &mut Outcome,
@@ -178,7 +187,8 @@ async fn sync_one(
         node.ip.to_string()
     } else {
         let uid = pod.metadata.uid.as_deref().unwrap_or(name);
-        pool.get(uid).ok_or(Error::NoAddress)?.to_string()
+        let ip = pool.lock().unwrap_or_else(PoisonError::into_inner).get(uid);
+        ip.ok_or(Error::NoAddress)?.to_string()
     };
     let behaviour = behaviour(pod, snap);
     let (desired, wake) = desired_status(pod, behaviour, node.ip, &ip, now);

@@ -19,6 +19,7 @@ use crate::cache::Snapshot;
 use crate::ops::{self, Expectations, Outcome};
 use crate::scope::Scope;
 use crate::util;
+use futures::future::BoxFuture;
 
 /// Errors of the ReplicaSet controller.
 #[derive(Debug, thiserror::Error)]
@@ -46,24 +47,28 @@ pub(crate) async fn sync(
     client: &kube::Client,
     snap: &Snapshot,
     scope: &Scope,
-    exp: &mut Expectations,
+    exp: &Expectations,
     now: Timestamp,
     out: &mut Outcome,
 ) {
-    for rs in &snap.replica_sets {
-        let uid = rs.metadata.uid.as_deref();
-        if !scope.controller(uid) {
-            continue;
-        }
-        let before = out.begin();
-        if let Err(e) = sync_one(client, snap, exp, rs, now, out).await {
-            let name = rs.metadata.name.as_deref().unwrap_or_default();
-            out.failed(&format!("replicaset {name}"), &e);
-        }
-        if out.end(before) {
-            out.redo.add_controller(uid);
-        }
-    }
+    let todo = snap.replica_sets.iter();
+    let todo = todo.filter(|rs| scope.controller(rs.metadata.uid.as_deref()));
+    let todo: Vec<BoxFuture<'_, Outcome>> = todo
+        .map(|rs| -> BoxFuture<'_, Outcome> {
+            Box::pin(async move {
+                let mut out = Outcome::default();
+                if let Err(e) = sync_one(client, snap, exp, rs, now, &mut out).await {
+                    let name = rs.metadata.name.as_deref().unwrap_or_default();
+                    out.failed(&format!("replicaset {name}"), &e);
+                }
+                if out.retry {
+                    out.redo.add_controller(rs.metadata.uid.as_deref());
+                }
+                out
+            })
+        })
+        .collect();
+    ops::each(todo, out).await;
 }
 
 /// A pod built from a template, controlled by `owner` (shared with the DaemonSet
@@ -118,7 +123,7 @@ fn deletion_rank(p: &Arc<Pod>) -> impl Ord + use<> {
 async fn sync_one(
     client: &kube::Client,
     snap: &Snapshot,
-    exp: &mut Expectations,
+    exp: &Expectations,
     rs: &ReplicaSet,
     now: Timestamp,
     out: &mut Outcome,

@@ -24,6 +24,7 @@ use crate::cache::Snapshot;
 use crate::ops::{self, Outcome};
 use crate::scope::Scope;
 use crate::util;
+use futures::future::BoxFuture;
 
 /// Errors of the StatefulSet controller.
 #[derive(Debug, thiserror::Error)]
@@ -58,20 +59,24 @@ pub(crate) async fn sync(
     now: Timestamp,
     out: &mut Outcome,
 ) {
-    for sts in &snap.stateful_sets {
-        let uid = sts.metadata.uid.as_deref();
-        if !scope.controller(uid) {
-            continue;
-        }
-        let before = out.begin();
-        if let Err(e) = sync_one(client, snap, sts, now, out).await {
-            let name = sts.metadata.name.as_deref().unwrap_or_default();
-            out.failed(&format!("statefulset {name}"), &e);
-        }
-        if out.end(before) {
-            out.redo.add_controller(uid);
-        }
-    }
+    let todo = snap.stateful_sets.iter();
+    let todo = todo.filter(|s| scope.controller(s.metadata.uid.as_deref()));
+    let todo: Vec<BoxFuture<'_, Outcome>> = todo
+        .map(|sts| -> BoxFuture<'_, Outcome> {
+            Box::pin(async move {
+                let mut out = Outcome::default();
+                if let Err(e) = sync_one(client, snap, sts, now, &mut out).await {
+                    let name = sts.metadata.name.as_deref().unwrap_or_default();
+                    out.failed(&format!("statefulset {name}"), &e);
+                }
+                if out.retry {
+                    out.redo.add_controller(sts.metadata.uid.as_deref());
+                }
+                out
+            })
+        })
+        .collect();
+    ops::each(todo, out).await;
 }
 
 fn revision_of(p: &Pod) -> Option<&str> {
