@@ -13,10 +13,12 @@ use crate::registry::{Flavor, ResourceInfo};
 use crate::request::FieldValidation;
 
 /// Runs decoding, defaulting and validation on `obj` (already in storage form, metadata set).
-/// Returns the warnings to send back.
+/// `old` is the stored object on update, for CRD transition rules (`oldSelf`). Returns the
+/// warnings to send back.
 pub(crate) fn admit(
     info: &ResourceInfo,
     obj: &mut Value,
+    old: Option<&Value>,
     validation: FieldValidation,
 ) -> ApiResult<Vec<String>> {
     let unknown = match &info.flavor {
@@ -44,7 +46,7 @@ pub(crate) fn admit(
             None => Vec::new(),
         },
     };
-    let warnings: Vec<String> = unknown
+    let mut warnings: Vec<String> = unknown
         .iter()
         .map(|p| format!("unknown field \"{p}\""))
         .collect();
@@ -55,13 +57,17 @@ pub(crate) fn admit(
         )));
     }
     let mut errors = metadata_errors(info, obj);
+    let mut ratcheted = Vec::new();
     errors.extend(match &info.flavor {
         Flavor::Builtin(b) => (b.validate)(obj),
-        Flavor::Custom(c) => c
-            .schema
-            .as_ref()
-            .map(|s| mni_apimachinery::validate(s, obj))
-            .unwrap_or_default(),
+        Flavor::Custom(c) => match &c.schema {
+            Some(s) => {
+                let outcome = mni_apimachinery::validate_update(s, obj, old);
+                ratcheted = outcome.warnings;
+                outcome.errors
+            }
+            None => Vec::new(),
+        },
     });
     if !errors.is_empty() {
         return Err(ApiError::invalid(
@@ -71,10 +77,11 @@ pub(crate) fn admit(
             &errors,
         ));
     }
-    Ok(match validation {
-        FieldValidation::Warn => warnings,
-        _ => Vec::new(),
-    })
+    if validation != FieldValidation::Warn {
+        warnings.clear();
+    }
+    warnings.extend(ratcheted);
+    Ok(warnings)
 }
 
 /// Collects the paths of fields present (and not null) in `before` but absent from `after`.

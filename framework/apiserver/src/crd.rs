@@ -1,8 +1,8 @@
 //! CustomResourceDefinitions: validation, establishment, and serving their resources.
 //!
 //! A CRD written through the API is validated (names, versions, one storage version,
-//! structural schemas), gets its `NamesAccepted` and `Established` conditions in the same
-//! write, and its versions are added to the [`Registry`](crate::registry::Registry) before the
+//! structural schemas, validation rules that compile), gets its `NamesAccepted` and
+//! `Established` conditions in the same write, and its versions are added to the [`Registry`](crate::registry::Registry) before the
 //! response is sent, so its resources are served (and discovered) at once. Deleting a CRD
 //! removes its resources and their objects.
 
@@ -120,6 +120,16 @@ pub(crate) fn prepare(shared: &Shared, crd: &mut Value, old: Option<&Value>) -> 
             "must have exactly one version marked as storage version",
         ));
     }
+    // kube-apiserver's internal CRD keeps a schema shared by every version at
+    // spec.validation, and reports its errors there.
+    let shared_schema = versions
+        .first()
+        .and_then(|v| v.pointer("/schema/openAPIV3Schema"))
+        .filter(|first| {
+            versions
+                .iter()
+                .all(|v| v.pointer("/schema/openAPIV3Schema") == Some(*first))
+        });
     let mut seen = Vec::new();
     for (i, v) in versions.iter().enumerate() {
         let vname = v.get("name").and_then(Value::as_str).unwrap_or_default();
@@ -134,7 +144,20 @@ pub(crate) fn prepare(shared: &Shared, crd: &mut Value, old: Option<&Value>) -> 
         seen.push(vname);
         if let Some(schema) = v.pointer("/schema/openAPIV3Schema") {
             let prefix = format!("spec.versions[{i}].schema.openAPIV3Schema");
-            errs.extend(mni_apimachinery::validate_schema(schema, &prefix));
+            let schema_errs = mni_apimachinery::validate_schema(schema, &prefix);
+            // Validation rules are checked on structural schemas only; identical schemas of
+            // all versions are checked once, at the path kube-apiserver hoists them to.
+            if schema_errs.is_empty() {
+                if shared_schema.is_none() {
+                    errs.extend(mni_apimachinery::rule_errors(schema, &prefix));
+                } else if i == 0 {
+                    errs.extend(mni_apimachinery::rule_errors(
+                        schema,
+                        "spec.validation.openAPIV3Schema",
+                    ));
+                }
+            }
+            errs.extend(schema_errs);
         }
         if let Some(scale) = v.pointer("/subresources/scale") {
             for f in ["specReplicasPath", "statusReplicasPath"] {

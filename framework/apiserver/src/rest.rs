@@ -256,7 +256,7 @@ impl Shared {
         if let Some(ns) = target.namespace.as_deref().filter(|_| info.namespaced) {
             self.check_namespace(ns).await?;
         }
-        let warnings = admit(info, &mut obj, opts.validation)?;
+        let warnings = admit(info, &mut obj, None, opts.validation)?;
         if crd::is_crd(info) {
             crd::prepare(self, &mut obj, None)?;
         }
@@ -559,7 +559,7 @@ impl Shared {
             check_type(info, &candidate)?;
             let mut next =
                 merge_for_update(info, target.subresource.as_deref(), &current, candidate)?;
-            let warnings = admit(info, &mut next, opts.validation)?;
+            let warnings = admit(info, &mut next, Some(&current), opts.validation)?;
             if crd::is_crd(info) {
                 crd::prepare(self, &mut next, Some(&current))?;
             }
