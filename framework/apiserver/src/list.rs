@@ -83,6 +83,21 @@ impl Filter {
             && self.fields.as_ref().is_none_or(FieldSelector::is_empty)
     }
 
+    /// Whether the object stored as `raw` may match: `false` when its labels rule it out.
+    ///
+    /// Reads only `metadata.labels` (the rest of the document is skipped, not built), so a
+    /// label-selected list over many objects parses in full only the ones it returns.
+    pub(crate) fn may_match(&self, raw: &[u8]) -> bool {
+        let Some(selector) = &self.labels else {
+            return true;
+        };
+        match serde_json::from_slice::<LabelsOnly>(raw) {
+            Ok(o) => selector.matches(&o.metadata.labels),
+            // Let the full parse report what is wrong.
+            Err(_) => true,
+        }
+    }
+
     /// Whether an object (in stored form) matches.
     pub(crate) fn matches(&self, obj: &Value) -> bool {
         if let Some(l) = &self.labels
@@ -102,6 +117,35 @@ impl Filter {
             }),
         }
     }
+}
+
+/// An object's labels, and nothing else of it.
+#[derive(serde::Deserialize)]
+struct LabelsOnly {
+    #[serde(default)]
+    metadata: MetadataLabels,
+}
+
+#[derive(serde::Deserialize, Default)]
+struct MetadataLabels {
+    #[serde(default, deserialize_with = "string_labels")]
+    labels: std::collections::BTreeMap<String, String>,
+}
+
+/// Label values that are strings, as [`object::labels`] reads them (others are dropped).
+fn string_labels<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<std::collections::BTreeMap<String, String>, D::Error> {
+    let raw: Option<std::collections::BTreeMap<String, Value>> =
+        serde::Deserialize::deserialize(d)?;
+    Ok(raw
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| match v {
+            Value::String(s) => Some((k, s)),
+            _ => None,
+        })
+        .collect())
 }
 
 /// Where a list reads from.
@@ -231,6 +275,9 @@ impl Shared {
         let mut remaining = None;
         let total = listed.items.len();
         for (i, kv) in listed.items.iter().enumerate() {
+            if !filter.may_match(&kv.value) {
+                continue;
+            }
             let obj = object::from_stored(kv)?;
             if !filter.matches(&obj) {
                 continue;
