@@ -2,9 +2,10 @@
 //!
 //! A CRD written through the API is validated (names, versions, one storage version,
 //! structural schemas, validation rules that compile), gets its `NamesAccepted` and
-//! `Established` conditions in the same write, and its versions are added to the [`Registry`](crate::registry::Registry) before the
-//! response is sent, so its resources are served (and discovered) at once. Deleting a CRD
-//! removes its resources and their objects.
+//! `Established` conditions in the same write, and its versions are added to the
+//! [`Registry`](crate::registry::Registry) before the response is sent, so its resources are
+//! served (and discovered) at once; each served version's rules are compiled then, once. Deleting
+//! a CRD removes its resources and their objects.
 
 use std::sync::Arc;
 

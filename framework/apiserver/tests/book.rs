@@ -16,6 +16,9 @@ fn control_plane_chapter_commands_run() {
         "crontab.yaml",
         "settings.yaml",
         "settings-ops.yaml",
+        "network-crd.yaml",
+        "network.yaml",
+        "network-bad.yaml",
     ] {
         std::fs::copy(root.join("book/src/examples").join(f), examples.join(f))
             .expect("copy example");
@@ -74,6 +77,14 @@ fn control_plane_chapter_commands_run() {
     );
     assert!(stderr.contains("less than or equal to 10"), "{stderr}");
     assert!(stdout.contains("cronSpec"), "explain output: {stdout}");
+    assert!(
+        stderr.contains(r#"The Network "staging" is invalid: spec.subnets[0].gateway: Invalid value: "object": gateway 10.1.9.1 is outside 10.1.1.0/24"#),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(r#"The Network "prod" is invalid: spec.cidr: Invalid value: "string": cidr is immutable"#),
+        "{stderr}"
+    );
     assert!(stdout.contains("system:masters"), "whoami: {stdout}");
     assert!(stdout.contains("successfully rolled out"), "{stdout}");
     assert!(
