@@ -2,6 +2,8 @@
 //!
 //! `mni-dev up` serves the Kubernetes API on loopback, persists under `.mni/dev/`, writes a
 //! kubeconfig, prints a line containing `ready`, and shuts down cleanly on SIGTERM/SIGINT.
+//! Beside it run the workload simulator and, with `--simulate-upstream`, fake controllers
+//! of upstream projects (`kube-ovn`: `mni_kubeovn::simulator`).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -49,6 +51,19 @@ struct UpArgs {
     /// annotation to make a workload fail).
     #[arg(long)]
     no_simulate: bool,
+    /// Also run a fake controller of an upstream project, which installs its CRDs and fills
+    /// in the statuses it would (repeatable, or comma-separated). `kube-ovn`: kubeovn.io/v1
+    /// Vpcs, Subnets, VPC NAT gateways, iptables EIPs and SNAT/DNAT rules become ready, with
+    /// address counts and EIPs from 172.19.0.0/24 — no packets are forwarded.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "UPSTREAM")]
+    simulate_upstream: Vec<Upstream>,
+}
+
+/// The upstream projects `--simulate-upstream` can fake.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Upstream {
+    /// Kube-OVN's kube-ovn-controller (`mni_kubeovn::simulator`).
+    KubeOvn,
 }
 
 async fn up(args: UpArgs) -> anyhow::Result<()> {
@@ -79,6 +94,30 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         .start()
         .await
         .context("starting the control plane")?;
+    let client = if args.no_simulate && args.simulate_upstream.is_empty() {
+        None
+    } else {
+        let kubeconfig: kube::config::Kubeconfig =
+            serde_yaml::from_str(&server.kubeconfig()).context("reading our own kubeconfig")?;
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+            .await
+            .context("configuring the simulator's client")?;
+        Some(kube::Client::try_from(config).context("the simulator's client")?)
+    };
+    let mut upstreams = args.simulate_upstream.clone();
+    upstreams.dedup();
+    // The upstream CRDs are there before we say ready, so `kubectl apply` works at once.
+    for upstream in &upstreams {
+        let Some(client) = client.clone() else {
+            break;
+        };
+        match upstream {
+            Upstream::KubeOvn => mni_kubeovn::simulator::Simulator::new(client)
+                .install_crds()
+                .await
+                .context("installing the Kube-OVN CRDs")?,
+        }
+    }
     let kubeconfig = args
         .kubeconfig
         .unwrap_or_else(|| args.data_dir.join("kubeconfig"));
@@ -91,32 +130,46 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         kubeconfig.display()
     ));
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let simulator = if args.no_simulate {
-        None
-    } else {
-        let kubeconfig: kube::config::Kubeconfig =
-            serde_yaml::from_str(&server.kubeconfig()).context("reading our own kubeconfig")?;
-        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
-            .await
-            .context("configuring the simulator's client")?;
-        let client = kube::Client::try_from(config).context("the simulator's client")?;
+    let mut simulators = Vec::new();
+    if let Some(client) = client.clone().filter(|_| !args.no_simulate) {
         let mut stop = stop_rx.clone();
-        Some(tokio::spawn(async move {
+        simulators.push(tokio::spawn(async move {
             let shutdown = async move {
                 let _ = stop.wait_for(|s| *s).await;
             };
             if let Err(e) = mni_simulator::Simulator::new(client).run(shutdown).await {
                 tracing::error!(error = %e, "workload simulator stopped");
             }
-        }))
-    };
+        }));
+    }
+    for upstream in upstreams {
+        let Some(client) = client.clone() else {
+            break;
+        };
+        let mut stop = stop_rx.clone();
+        simulators.push(tokio::spawn(async move {
+            let shutdown = async move {
+                let _ = stop.wait_for(|s| *s).await;
+            };
+            let result = match upstream {
+                Upstream::KubeOvn => {
+                    mni_kubeovn::simulator::Simulator::new(client)
+                        .run(shutdown)
+                        .await
+                }
+            };
+            if let Err(e) = result {
+                tracing::error!(error = %e, ?upstream, "upstream simulator stopped");
+            }
+        }));
+    }
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         _ = term.recv() => {}
     }
     let _ = stop_tx.send(true);
-    if let Some(sim) = simulator {
+    for sim in simulators {
         let _ = tokio::time::timeout(std::time::Duration::from_secs(5), sim).await;
     }
     tracing::info!("shutting down");

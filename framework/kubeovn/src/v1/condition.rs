@@ -77,7 +77,7 @@ mod tests {
         let c: Condition = serde_json::from_value(value.clone()).expect("condition");
         assert_eq!(c.observed_generation, Some(3));
         assert_eq!(serde_json::to_value(&c).expect("json"), value);
-        assert!(is_condition_true(&[c.clone()], READY));
+        assert!(is_condition_true(std::slice::from_ref(&c), READY));
         assert!(!is_condition_true(&[c], ERROR));
         let minimal: Condition =
             serde_json::from_value(json!({"type": "Error", "status": "False"})).expect("minimal");

@@ -13,6 +13,10 @@ use super::Condition;
 
 /// A VPC NAT gateway. Upstream's status has no conditions: it mirrors the spec fields the
 /// gateway pod was configured with once the pod exists.
+#[allow(
+    clippy::duplicated_attributes,
+    reason = "kube-derive's printcolumn(...) lists repeat `type_ = \"string\"`"
+)]
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "kubeovn.io",
@@ -66,6 +70,10 @@ pub struct VpcNatGatewayStatus {
 
 /// An elastic IP on a NAT gateway. Leave `v4ip` empty to have one allocated from the
 /// external subnet; Kube-OVN then writes it (and `macAddress`) into the spec.
+#[allow(
+    clippy::duplicated_attributes,
+    reason = "kube-derive's printcolumn(...) lists repeat `type_ = \"string\"`"
+)]
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "kubeovn.io",
@@ -130,6 +138,10 @@ pub struct IptablesEIPStatus {
 }
 
 /// Source NAT of an internal CIDR through an EIP.
+#[allow(
+    clippy::duplicated_attributes,
+    reason = "kube-derive's printcolumn(...) lists repeat `type_ = \"string\"`"
+)]
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "kubeovn.io",
@@ -193,6 +205,10 @@ pub struct IptablesSnatRuleStatus {
 }
 
 /// Destination NAT (port forwarding) from an EIP's port to an internal address.
+#[allow(
+    clippy::duplicated_attributes,
+    reason = "kube-derive's printcolumn(...) lists repeat `type_ = \"string\"`"
+)]
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "kubeovn.io",

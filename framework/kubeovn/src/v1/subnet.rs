@@ -8,6 +8,10 @@ use super::Condition;
 
 /// A subnet: an OVN logical switch attached to a VPC's router. Dual-stack subnets list an
 /// IPv4 and an IPv6 CIDR in `cidrBlock`, comma-separated, as upstream does.
+#[allow(
+    clippy::duplicated_attributes,
+    reason = "kube-derive's printcolumn(...) lists repeat `type_ = \"string\"`"
+)]
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "kubeovn.io",

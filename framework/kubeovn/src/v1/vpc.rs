@@ -8,6 +8,10 @@ use super::Condition;
 
 /// A VPC: an isolated OVN logical router. Its subnets name it in `spec.vpc`; the namespaces
 /// listed here may use it.
+#[allow(
+    clippy::duplicated_attributes,
+    reason = "kube-derive's printcolumn(...) lists repeat `type_ = \"string\"`"
+)]
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "kubeovn.io",

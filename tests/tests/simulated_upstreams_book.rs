@@ -1,0 +1,145 @@
+//! The book chapter "Simulated upstreams" (`book/src/simulated-upstreams.md`): its first
+//! ```yaml block is saved as `tenant-a.yaml`, then every `$ ` line of its ```console blocks
+//! runs, in order, in one bash session in a temporary directory, with this build's `mni-dev`
+//! and kubectl on PATH. The lines shown under a command must appear in what it prints, in
+//! order (whitespace-insensitive, so kubectl's column widths may differ; other lines, such as
+//! the background `mni-dev`'s, may come between).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The binaries Cargo built for the workspace (`target/<profile>/`).
+fn bin_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps")
+        .to_path_buf()
+}
+
+/// One `$ ` command and the lines shown under it.
+#[derive(Debug)]
+struct Step {
+    command: String,
+    expected: Vec<String>,
+}
+
+fn steps(chapter: &str) -> Vec<Step> {
+    let mut steps: Vec<Step> = Vec::new();
+    let mut in_console = false;
+    for line in chapter.lines() {
+        if line.starts_with("```") {
+            in_console = line.trim() == "```console";
+        } else if in_console {
+            match line.strip_prefix("$ ") {
+                Some(command) => steps.push(Step {
+                    command: command.to_owned(),
+                    expected: Vec::new(),
+                }),
+                None => {
+                    if let Some(step) = steps.last_mut() {
+                        step.expected.push(line.to_owned());
+                    }
+                }
+            }
+        }
+    }
+    steps
+}
+
+/// The first ```yaml block.
+fn first_yaml_block(chapter: &str) -> String {
+    let mut lines = chapter
+        .lines()
+        .skip_while(|l| l.trim() != "```yaml")
+        .skip(1);
+    let mut yaml = String::new();
+    for line in lines.by_ref() {
+        if line.starts_with("```") {
+            break;
+        }
+        yaml.push_str(line);
+        yaml.push('\n');
+    }
+    yaml
+}
+
+fn normalize(line: &str) -> String {
+    line.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+const MARKER: &str = "@@mni-book-step";
+
+#[test]
+fn simulated_upstreams_chapter_commands_run() {
+    let root = mni_tests::repo_root();
+    let chapter = std::fs::read_to_string(root.join("book/src/simulated-upstreams.md"))
+        .expect("book/src/simulated-upstreams.md");
+    let bins = bin_dir();
+    assert!(
+        bins.join("mni-dev").is_file(),
+        "mni-dev is built with the workspace tests (cargo nextest run --workspace, or cargo build -p mni-apiserver --bin mni-dev): {}",
+        bins.display()
+    );
+    let steps = steps(&chapter);
+    assert!(steps.len() >= 10, "{steps:?}");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    std::fs::write(tmp.path().join("tenant-a.yaml"), first_yaml_block(&chapter)).expect("yaml");
+
+    let mut script =
+        String::from("set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n");
+    for (i, step) in steps.iter().enumerate() {
+        script.push_str(&format!("echo {MARKER} {i}\n"));
+        script.push_str(&step.command);
+        script.push('\n');
+        if step.command.starts_with("mni-dev up") && step.command.ends_with('&') {
+            script.push_str(
+                "for _ in $(seq 1 400); do [ -f .mni/dev/kubeconfig ] && break; sleep 0.05; done\n",
+            );
+        }
+    }
+    script.push_str(&format!("echo {MARKER} end\n"));
+
+    let path = format!(
+        "{}:{}",
+        bins.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(&script)
+        .current_dir(tmp.path())
+        .env("PATH", path)
+        .env("RUST_LOG", "warn")
+        .env_remove("KUBECONFIG")
+        .output()
+        .expect("bash runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success(),
+        "script:\n{script}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+
+    // Split stdout at the markers: segment i is what step i printed.
+    let mut segments: Vec<Vec<String>> = Vec::new();
+    for line in stdout.lines() {
+        if line.starts_with(MARKER) {
+            segments.push(Vec::new());
+        } else if let Some(segment) = segments.last_mut() {
+            segment.push(normalize(line));
+        }
+    }
+    for (i, step) in steps.iter().enumerate() {
+        let printed = segments.get(i).cloned().unwrap_or_default();
+        let mut rest = printed.iter();
+        for expected in step.expected.iter().map(|l| normalize(l)) {
+            assert!(
+                rest.any(|line| *line == expected),
+                "`{}` should print {expected:?} (in the chapter's order); it printed:\n{}\nstderr:\n{stderr}",
+                step.command,
+                printed.join("\n")
+            );
+        }
+    }
+}
