@@ -26,8 +26,9 @@
 //!   conditions; an empty status means "not running".)
 //! - **IptablesEIP** — an address from its external Subnet if one with that name exists,
 //!   else from the external pool ([`Simulator::with_external_pool`], default
-//!   [`DEFAULT_EXTERNAL_POOL`], first address = gateway), written to `spec.v4ip` (and a
-//!   `spec.macAddress`) as upstream does; `status.ip`, `status.ready: true`, `status.nat`
+//!   [`DEFAULT_EXTERNAL_POOL`], first address = gateway), written to `spec.v4ip` (with
+//!   `spec.macAddress`, `spec.externalSubnet` and upstream's `ovn.kubernetes.io/subnet`,
+//!   `…/vpc-nat-gw-name` and `…/eip_v4_ip` labels) as upstream does; `status.ip`, `status.ready: true`, `status.nat`
 //!   (`snat`, `dnat`, comma-separated) and `Ready=True` once its NAT gateway runs.
 //!   Allocations are derived from the EIPs' own `spec.v4ip`/`status.ip`, so they survive
 //!   restarts and no address is handed out twice.

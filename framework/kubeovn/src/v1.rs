@@ -33,9 +33,10 @@ pub use condition::{
     is_condition_true,
 };
 pub use nat::{
-    IptablesDnatRule, IptablesDnatRuleSpec, IptablesDnatRuleStatus, IptablesEIP, IptablesEIPSpec,
-    IptablesEIPStatus, IptablesSnatRule, IptablesSnatRuleSpec, IptablesSnatRuleStatus,
-    VpcNatGateway, VpcNatGatewaySpec, VpcNatGatewayStatus,
+    EIP_V4_IP_LABEL, IptablesDnatRule, IptablesDnatRuleSpec, IptablesDnatRuleStatus, IptablesEIP,
+    IptablesEIPSpec, IptablesEIPStatus, IptablesSnatRule, IptablesSnatRuleSpec,
+    IptablesSnatRuleStatus, SUBNET_NAME_LABEL, VPC_NAT_GATEWAY_NAME_LABEL, VpcNatGateway,
+    VpcNatGatewaySpec, VpcNatGatewayStatus,
 };
 pub use subnet::{GatewayType, Protocol, Subnet, SubnetSpec, SubnetStatus};
 pub use vpc::{PolicyRoute, PolicyRouteAction, RoutePolicy, StaticRoute, Vpc, VpcSpec, VpcStatus};

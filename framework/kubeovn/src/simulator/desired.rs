@@ -14,9 +14,10 @@ use serde_json::{Map, Value, json};
 
 use crate::ipam::{self, Cidr, IpRange};
 use crate::v1::{
-    Condition, GatewayType, IptablesDnatRule, IptablesDnatRuleStatus, IptablesEIP,
+    Condition, EIP_V4_IP_LABEL, GatewayType, IptablesDnatRule, IptablesDnatRuleStatus, IptablesEIP,
     IptablesEIPStatus, IptablesSnatRule, IptablesSnatRuleStatus, READY, STATUS_FALSE, STATUS_TRUE,
-    Subnet, SubnetStatus, VALIDATED, Vpc, VpcNatGateway, VpcNatGatewayStatus, VpcStatus,
+    SUBNET_NAME_LABEL, Subnet, SubnetStatus, VALIDATED, VPC_NAT_GATEWAY_NAME_LABEL, Vpc,
+    VpcNatGateway, VpcNatGatewayStatus, VpcStatus,
 };
 
 /// The VPC a Subnet without `spec.vpc` belongs to.
@@ -451,6 +452,7 @@ fn eip_plan(
             continue;
         };
 
+        // Upstream writes the allocation into the spec and labels the EIP.
         let mut spec = Map::new();
         if eip.spec.v4ip.is_empty() {
             spec.insert("v4ip".into(), json!(address.to_string()));
@@ -458,8 +460,33 @@ fn eip_plan(
         if eip.spec.mac_address.is_empty() {
             spec.insert("macAddress".into(), json!(mac_for(address)));
         }
+        if eip
+            .spec
+            .external_subnet
+            .as_deref()
+            .is_none_or(str::is_empty)
+        {
+            spec.insert("externalSubnet".into(), json!(external));
+        }
+        let mut labels = Map::new();
+        for (key, value) in [
+            (SUBNET_NAME_LABEL, external.clone()),
+            (VPC_NAT_GATEWAY_NAME_LABEL, eip.spec.nat_gw_dp.clone()),
+            (EIP_V4_IP_LABEL, address.to_string()),
+        ] {
+            if eip.labels().get(key) != Some(&value) {
+                labels.insert(key.into(), json!(value));
+            }
+        }
+        let mut patch = Map::new();
         if !spec.is_empty() {
-            plan.spec_patch = Some(json!({ "spec": spec }));
+            patch.insert("spec".into(), Value::Object(spec));
+        }
+        if !labels.is_empty() {
+            patch.insert("metadata".into(), json!({ "labels": labels }));
+        }
+        if !patch.is_empty() {
+            plan.spec_patch = Some(Value::Object(patch));
         }
 
         let gw = eip.spec.nat_gw_dp.as_str();

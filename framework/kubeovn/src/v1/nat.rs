@@ -11,6 +11,15 @@ use serde::{Deserialize, Serialize};
 
 use super::Condition;
 
+/// The label Kube-OVN puts on an EIP naming its external subnet.
+pub const SUBNET_NAME_LABEL: &str = "ovn.kubernetes.io/subnet";
+
+/// The label Kube-OVN puts on an EIP naming its NAT gateway.
+pub const VPC_NAT_GATEWAY_NAME_LABEL: &str = "ovn.kubernetes.io/vpc-nat-gw-name";
+
+/// The label Kube-OVN puts on an EIP holding its IPv4 address.
+pub const EIP_V4_IP_LABEL: &str = "ovn.kubernetes.io/eip_v4_ip";
+
 /// A VPC NAT gateway. Upstream's status has no conditions: it mirrors the spec fields the
 /// gateway pod was configured with once the pod exists.
 #[allow(

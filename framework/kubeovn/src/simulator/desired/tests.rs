@@ -285,6 +285,24 @@ fn eips_get_pool_addresses_oldest_first_and_rules_follow() {
     let b = s.eips.iter().find(|e| e.name_any() == "eip-b").expect("b");
     assert_eq!(a.spec.v4ip, "172.19.0.2");
     assert_eq!(a.spec.mac_address, "02:00:ac:13:00:02");
+    assert_eq!(
+        a.spec.external_subnet.as_deref(),
+        Some(DEFAULT_EXTERNAL_SUBNET)
+    );
+    assert_eq!(
+        a.labels().get(EIP_V4_IP_LABEL).map(String::as_str),
+        Some("172.19.0.2")
+    );
+    assert_eq!(
+        a.labels()
+            .get(VPC_NAT_GATEWAY_NAME_LABEL)
+            .map(String::as_str),
+        Some("gw")
+    );
+    assert_eq!(
+        a.labels().get(SUBNET_NAME_LABEL).map(String::as_str),
+        Some(DEFAULT_EXTERNAL_SUBNET)
+    );
     assert_eq!(b.spec.v4ip, "172.19.0.3");
     let sa = a.status.clone().expect("status");
     assert!(sa.ready);
