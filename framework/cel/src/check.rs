@@ -211,3 +211,108 @@ impl Checker<'_> {
 fn is_operator(name: &str) -> bool {
     name.starts_with('_') || name.starts_with('@') || name.starts_with('!') || name == "-_"
 }
+
+/// A chain of field selections on a variable, e.g. `self.spec.cidr` (also under `has()`), with
+/// the byte offset in the source of each selection.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Selection {
+    /// The variable, e.g. `self`.
+    pub variable: String,
+    /// The selected fields, outermost first, each with its source offset.
+    pub fields: Vec<(String, usize)>,
+}
+
+/// Every selection chain rooted at one of `variables`.
+pub(crate) fn selections(program: &Program, variables: &[&str]) -> Vec<Selection> {
+    let mut out = BTreeSet::new();
+    collect(program, program.expression(), variables, &mut out);
+    out.into_iter().collect()
+}
+
+fn collect(program: &Program, e: &IdedExpr, variables: &[&str], out: &mut BTreeSet<Selection>) {
+    match &e.expr {
+        Expr::Select(sel) => {
+            let mut fields = Vec::new();
+            let mut cur = e;
+            loop {
+                match &cur.expr {
+                    Expr::Select(s) => {
+                        let offset = program
+                            .source_info()
+                            .offset_for(cur.id)
+                            .map_or(0, |(start, _)| start as usize);
+                        fields.push((s.field.clone(), offset));
+                        cur = &s.operand;
+                    }
+                    Expr::Ident(name) if variables.contains(&name.as_str()) => {
+                        fields.reverse();
+                        out.insert(Selection {
+                            variable: name.clone(),
+                            fields,
+                        });
+                        break;
+                    }
+                    _ => break,
+                }
+            }
+            collect(program, &sel.operand, variables, out);
+        }
+        Expr::Call(call) => {
+            if let Some(t) = &call.target {
+                collect(program, t, variables, out);
+            }
+            for a in &call.args {
+                collect(program, a, variables, out);
+            }
+        }
+        Expr::Comprehension(c) => {
+            // A comprehension variable named like a declared variable shadows it.
+            let inner: Vec<&str> = variables
+                .iter()
+                .copied()
+                .filter(|v| {
+                    *v != c.iter_var && Some(*v) != c.iter_var2.as_deref() && *v != c.accu_var
+                })
+                .collect();
+            collect(program, &c.iter_range, variables, out);
+            collect(program, &c.accu_init, variables, out);
+            for part in [&c.loop_cond, &c.loop_step, &c.result] {
+                collect(program, part, &inner, out);
+            }
+        }
+        Expr::List(l) => {
+            for item in &l.elements {
+                collect(program, item, variables, out);
+            }
+        }
+        Expr::Map(m) => {
+            for entry in &m.entries {
+                match &entry.expr {
+                    EntryExpr::StructField(f) => collect(program, &f.value, variables, out),
+                    EntryExpr::MapEntry(me) => {
+                        collect(program, &me.key, variables, out);
+                        collect(program, &me.value, variables, out);
+                    }
+                }
+            }
+        }
+        Expr::Struct(st) => {
+            for entry in &st.entries {
+                match &entry.expr {
+                    EntryExpr::StructField(f) => collect(program, &f.value, variables, out),
+                    EntryExpr::MapEntry(me) => {
+                        collect(program, &me.key, variables, out);
+                        collect(program, &me.value, variables, out);
+                    }
+                }
+            }
+        }
+        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => {}
+    }
+}
+
+/// Renders an issue at a byte offset of `source`, like cel-go.
+pub(crate) fn issue_at(source: &str, offset: usize, msg: &str) -> String {
+    let (line, col) = position(source, offset);
+    issue(source, line, col, msg)
+}

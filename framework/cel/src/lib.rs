@@ -28,6 +28,7 @@ use std::sync::Arc;
 
 pub use cel::Value;
 pub use cel::objects::Key;
+pub use check::Selection;
 
 /// Errors from compiling or evaluating an expression.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -96,6 +97,7 @@ impl Env {
             program,
             env: self.inner.clone(),
             variables: used,
+            source: source.to_string(),
         })
     }
 }
@@ -111,6 +113,7 @@ pub struct Program {
     program: cel::Program,
     env: Arc<cel::Env>,
     variables: BTreeSet<String>,
+    source: String,
 }
 
 impl std::fmt::Debug for Program {
@@ -125,6 +128,18 @@ impl Program {
     /// Whether the expression refers to variable `name` (e.g. `oldSelf`: a transition rule).
     pub fn uses(&self, name: &str) -> bool {
         self.variables.contains(name)
+    }
+
+    /// The field selections on `variables` the expression makes (`self.spec.cidr`), for a
+    /// caller that knows the variables' types to check them.
+    pub fn selections(&self, variables: &[&str]) -> Vec<Selection> {
+        check::selections(&self.program, variables)
+    }
+
+    /// A compile error at byte `offset` of the source, rendered like cel-go's issues, e.g.
+    /// `ERROR: <input>:1:5: undefined field 'x'` with the source line and a caret.
+    pub fn issue(&self, offset: usize, message: &str) -> Error {
+        Error::Compile(check::issue_at(&self.source, offset, message))
     }
 
     /// Evaluates the expression with the given variables bound.
@@ -339,5 +354,35 @@ mod tests {
         );
         assert_eq!(err("type(self) == int || type(self) == string"), "");
         assert_eq!(err("self.?x.orValue(1) == 1"), "");
+    }
+
+    #[test]
+    fn selections_are_listed_with_offsets() {
+        let env = Env::kubernetes();
+        let p = env
+            .compile(
+                "has(self.a.b) && self.c.all(self, self.d) && oldSelf.e == 1",
+                &["self", "oldSelf"],
+                true,
+            )
+            .map_err(|e| e.to_string());
+        let got = p.as_ref().map(|p| p.selections(&["self", "oldSelf"]));
+        let sel = |v: &str, fields: &[(&str, usize)]| Selection {
+            variable: v.to_string(),
+            fields: fields.iter().map(|(f, o)| (f.to_string(), *o)).collect(),
+        };
+        assert_eq!(
+            got,
+            Ok(vec![
+                sel("oldSelf", &[("e", 52)]),
+                sel("self", &[("a", 8)]),
+                sel("self", &[("a", 8), ("b", 3)]),
+                sel("self", &[("c", 21)]),
+            ])
+        );
+        assert_eq!(
+            p.map(|p| p.issue(52, "undefined field 'e'").to_string()),
+            Ok("ERROR: <input>:1:53: undefined field 'e'\n | has(self.a.b) && self.c.all(self, self.d) && oldSelf.e == 1\n | ....................................................^".to_string())
+        );
     }
 }

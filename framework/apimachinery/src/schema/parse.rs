@@ -118,6 +118,10 @@ fn parse_boxed(v: &Value, path: &str, depth: usize) -> Result<Box<Structural>, S
     s.any_of = n.schemas("anyOf", depth)?;
     s.one_of = n.schemas("oneOf", depth)?;
     children(&n, &mut s, depth)?;
+    if !s.validations.is_empty() {
+        let resource = depth == 0 || s.embedded_resource;
+        s.check_rule_fields(resource);
+    }
     Ok(s)
 }
 

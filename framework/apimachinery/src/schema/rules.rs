@@ -142,6 +142,94 @@ impl ValidationRule {
     }
 }
 
+impl Structural {
+    /// Checks the field selections of this node's rules against the schema, as cel-go's type
+    /// checker does: `self.gatway` on an object without a `gatway` property does not compile
+    /// (`undefined field 'gatway'`). Called once the node's children are parsed; `resource`
+    /// marks the root and embedded resources (where only `apiVersion`, `kind`,
+    /// `metadata.name` and `metadata.generateName` are visible besides the properties).
+    pub(crate) fn check_rule_fields(&mut self, resource: bool) {
+        let mut checked = Vec::with_capacity(self.validations.len());
+        for rule in &self.validations {
+            let mut rule = rule.clone();
+            if let Ok(p) = &rule.compiled.rule {
+                let variables: &[&str] = if rule.optional_old_self == Some(true) {
+                    &["self"]
+                } else {
+                    VARIABLES
+                };
+                let issue = p
+                    .selections(variables)
+                    .iter()
+                    .find_map(|sel| undefined_field(self, resource, &sel.fields));
+                if let Some((offset, msg)) = issue {
+                    rule.compiled = Arc::new(Compiled {
+                        rule: Err(p.issue(offset, &msg)),
+                        message: rule.compiled.message.as_ref().map(|m| match m {
+                            Ok(_) => env().compile(&rule.message_expression, VARIABLES, false),
+                            Err(e) => Err(e.clone()),
+                        }),
+                    });
+                }
+            }
+            checked.push(rule);
+        }
+        self.validations = checked;
+    }
+}
+
+/// The first selection in `fields` that the schema at `node` does not declare.
+fn undefined_field(
+    node: &Structural,
+    resource: bool,
+    fields: &[(String, usize)],
+) -> Option<(usize, String)> {
+    let (mut cur, mut resource) = (node, resource);
+    let mut rest = fields.iter();
+    while let Some((f, offset)) = rest.next() {
+        let undefined = || Some((*offset, format!("undefined field '{f}'")));
+        if let Some((_, prop)) = cur
+            .properties
+            .iter()
+            .find(|(k, _)| value::escape(k).as_deref() == Some(f.as_str()))
+        {
+            if resource && f == "metadata" {
+                return metadata_field(rest.next());
+            }
+            cur = prop;
+            resource = prop.embedded_resource;
+            continue;
+        }
+        if resource {
+            return match f.as_str() {
+                "apiVersion" | "kind" => None,
+                "metadata" => metadata_field(rest.next()),
+                _ if cur.properties.is_empty() && cur.preserves_unknown_fields() => None,
+                _ => undefined(),
+            };
+        }
+        match &cur.additional_properties {
+            Some(AdditionalProperties::Schema(a)) => {
+                cur = a;
+                resource = a.embedded_resource;
+            }
+            _ if !cur.properties.is_empty() => return undefined(),
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// `metadata.<f>` of a resource: only `name` and `generateName` are visible.
+fn metadata_field(next: Option<&(String, usize)>) -> Option<(usize, String)> {
+    match next {
+        Some((f, offset)) if f != "name" && f != "generateName" => {
+            Some((*offset, format!("undefined field '{f}'")))
+        }
+        _ => None,
+    }
+}
+
 /// The errors and warnings of evaluating validation rules.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RuleOutcome {

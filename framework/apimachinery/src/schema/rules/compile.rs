@@ -6,13 +6,15 @@ use serde_json::{Map, Value};
 
 use super::ValidationRule;
 use crate::field::{self, FieldError};
-use crate::schema::MAX_SCHEMA_DEPTH;
+use crate::schema::{AdditionalProperties, MAX_SCHEMA_DEPTH, Structural};
 
 /// Checks the validation rules of a CRD schema JSON; `base` is its path in the CRD, e.g.
 /// `spec.validation.openAPIV3Schema`.
 pub fn rule_errors(schema: &Value, base: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    node(schema, base, None, &mut errs, 0);
+    // The parsed schema holds the rules compiled and checked against their nodes' types.
+    let parsed = Structural::from_value(schema).ok();
+    node(schema, parsed.as_ref(), base, None, &mut errs, 0);
     errs
 }
 
@@ -40,6 +42,7 @@ fn go_rule(obj: &Map<String, Value>) -> String {
 
 fn node(
     v: &Value,
+    parsed: Option<&Structural>,
     path: &str,
     uncorrelatable: Option<&str>,
     errs: &mut Vec<FieldError>,
@@ -55,8 +58,16 @@ fn node(
         let rules_path = field::child(path, "x-kubernetes-validations");
         for (i, raw) in rules.iter().enumerate() {
             let at = field::index(&rules_path, i);
-            let Ok(rule) = ValidationRule::parse(raw, &at) else {
-                continue;
+            let reparsed;
+            let rule = match parsed.and_then(|p| p.validations.get(i)) {
+                Some(r) => r,
+                None => match ValidationRule::parse(raw, &at) {
+                    Ok(r) => {
+                        reparsed = r;
+                        &reparsed
+                    }
+                    Err(_) => continue,
+                },
             };
             let Value::Object(raw) = raw else { continue };
             match &rule.compiled.rule {
@@ -128,8 +139,10 @@ fn node(
     if let Some(Value::Object(props)) = obj.get("properties") {
         let props_path = field::child(path, "properties");
         for (k, p) in props {
+            let sub = parsed.and_then(|s| s.properties.get(k));
             node(
                 p,
+                sub,
                 &field::key(&props_path, k),
                 uncorrelatable,
                 errs,
@@ -139,7 +152,11 @@ fn node(
     }
     if let Some(extra @ Value::Object(_)) = obj.get("additionalProperties") {
         let p = field::child(path, "additionalProperties");
-        node(extra, &p, uncorrelatable, errs, depth + 1);
+        let sub = match parsed.and_then(|s| s.additional_properties.as_ref()) {
+            Some(AdditionalProperties::Schema(a)) => Some(&**a),
+            _ => None,
+        };
+        node(extra, sub, &p, uncorrelatable, errs, depth + 1);
     }
     if let Some(items @ Value::Object(_)) = obj.get("items") {
         let p = field::child(path, "items");
@@ -149,6 +166,7 @@ fn node(
             None if !is_map => Some(p.clone()),
             None => None,
         };
-        node(items, &p, inner.as_deref(), errs, depth + 1);
+        let sub = parsed.and_then(|s| s.items.as_deref());
+        node(items, sub, &p, inner.as_deref(), errs, depth + 1);
     }
 }

@@ -221,9 +221,17 @@ fn reasons_and_messages() {
         &["spec: Invalid value: \"object\": messageExpression must evaluate to a string"],
     );
     check(
-        &rule(json!({"rule": "self.y > 0", "message": ""})),
+        &rule(json!({"rule": "self.x / (self.x - 1) > 0", "message": ""})),
         json!({"spec": {"x": 1}}),
-        &["spec: Invalid value: \"object\": no such key: y evaluating rule: self.y > 0"],
+        &[
+            "spec: Invalid value: \"object\": division by zero evaluating rule: self.x / (self.x - 1) > 0",
+        ],
+    );
+    // An optional field read without has() fails at evaluation, as in kube-apiserver.
+    check(
+        &rule(json!({"message": ""})),
+        json!({"spec": {}}),
+        &["spec: Invalid value: \"object\": no such key: x evaluating rule: self.x > 0"],
     );
     // The errors are reported with the status cause kube-apiserver sends.
     let errs = validate(&rule(json!({})), &bad);
@@ -340,6 +348,25 @@ fn crd_time_checks() {
         ]
     );
     assert!(errs(vpc_raw()).is_empty());
+    // Field selections are checked against the schema, as cel-go's type checker does.
+    assert_eq!(
+        errs(
+            json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"gateway": {"type": "string"}, "labels": {"type": "object", "additionalProperties": {"type": "string"}}},
+            "x-kubernetes-validations": [
+                {"rule": "!has(self.gatway) || self.labels.any == 'x'"},
+                {"rule": "self.labels.any == 'x' && self.gateway != ''"}
+            ]}},
+            "x-kubernetes-validations": [
+                {"rule": "self.metadata.name != '' && self.kind != ''"},
+                {"rule": "self.metadata.labels.size() > 0"}
+            ]})
+        ),
+        vec![
+            "spec.validation.openAPIV3Schema.x-kubernetes-validations[1].rule: Invalid value: apiextensions.ValidationRule{Rule:\"self.metadata.labels.size() > 0\", Message:\"\", MessageExpression:\"\", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: <input>:1:14: undefined field 'labels'\n | self.metadata.labels.size() > 0\n | .............^",
+            "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: apiextensions.ValidationRule{Rule:\"!has(self.gatway) || self.labels.any == 'x'\", Message:\"\", MessageExpression:\"\", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: <input>:1:5: undefined field 'gatway'\n | !has(self.gatway) || self.labels.any == 'x'\n | ....^",
+        ]
+    );
 }
 
 fn vpc_raw() -> Value {
