@@ -151,4 +151,44 @@ fn validation_rules_through_kubectl() {
         err.starts_with("The CustomResourceDefinition \"brokens.vpc.example.com\" is invalid: spec.validation.openAPIV3Schema.properties[spec].properties[cidr].x-kubernetes-validations[1].rule: Invalid value: apiextensions.ValidationRule{Rule:\"self ==\", Message:\"cidr is immutable\", MessageExpression:\"\", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: <input>:1:8: Syntax error:"),
         "{err}"
     );
+
+    // Status updates run the rules too, with the old object for transition rules.
+    let pool_crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: pools.vpc.example.com}\nspec:\n  group: vpc.example.com\n  scope: Namespaced\n  names: {plural: pools, singular: pool, kind: Pool}\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    subresources: {status: {}}\n    schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n          spec: {type: object, properties: {size: {type: integer}}}\n          status:\n            type: object\n            properties: {used: {type: integer}}\n            x-kubernetes-validations:\n            - {rule: \"!has(self.used) || !has(oldSelf.used) || self.used >= oldSelf.used\", message: used never decreases}\n";
+    assert!(dev.apply(pool_crd).is_ok());
+    let out = dev.kubectl(
+        &[
+            "wait",
+            "--for=condition=Established",
+            "crd/pools.vpc.example.com",
+            "--timeout=30s",
+        ],
+        None,
+    );
+    assert!(out.status.success());
+    assert!(
+        dev.apply(
+            "apiVersion: vpc.example.com/v1\nkind: Pool\nmetadata: {name: p}\nspec: {size: 4}\n"
+        )
+        .is_ok()
+    );
+    let status = |used: u32| {
+        dev.kubectl(
+            &[
+                "patch",
+                "pool",
+                "p",
+                "--subresource=status",
+                "--type=merge",
+                "-p",
+                &format!("{{\"status\":{{\"used\":{used}}}}}"),
+            ],
+            None,
+        )
+    };
+    assert!(status(3).status.success());
+    let out = status(2);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "The Pool \"p\" is invalid: status: Invalid value: \"object\": used never decreases\n"
+    );
 }
