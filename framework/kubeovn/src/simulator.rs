@@ -33,7 +33,8 @@
 //!   Allocations are derived from the EIPs' own `spec.v4ip`/`status.ip`, so they survive
 //!   restarts and no address is handed out twice.
 //! - **IptablesSnatRule / IptablesDnatRule** — `ready: true`, `v4ip`, `natGwDp` and the
-//!   configured fields echoed, `Ready=True`, once their EIP is ready.
+//!   configured fields echoed, `Ready=True`, once their EIP is ready; a DNAT rule for an
+//!   EIP port (and protocol) an older rule forwards stays `Ready=False` (`PortConflict`).
 
 mod desired;
 

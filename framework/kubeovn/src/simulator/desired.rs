@@ -165,8 +165,22 @@ pub(crate) fn plan(snapshot: &Snapshot, settings: &Settings, now: &Time) -> Vec<
         );
     }
 
+    let port_owners = dnat_port_owners(&snapshot.dnats);
     for dnat in &snapshot.dnats {
-        let target = rule_target(&dnat.spec.eip, &eip_specs, &eip_status);
+        let mut target = rule_target(&dnat.spec.eip, &eip_specs, &eip_status);
+        let name = dnat.name_any();
+        if let Some(owner) = port_owners
+            .get(&dnat_port_key(dnat))
+            .filter(|owner| **owner != name)
+        {
+            target = Err((
+                "PortConflict",
+                format!(
+                    "{}/{} of IptablesEIP {:?} is already forwarded by IptablesDnatRule {owner:?}",
+                    dnat.spec.protocol, dnat.spec.external_port, dnat.spec.eip
+                ),
+            ));
+        }
         let mut desired = IptablesDnatRuleStatus::default();
         let existing = dnat.status.as_ref().map(|s| s.conditions.as_slice());
         match target {
@@ -564,6 +578,30 @@ fn mac_for(ip: IpAddr) -> String {
     format!(
         "02:00:{:02x}:{:02x}:{:02x}:{:02x}",
         bytes[0], bytes[1], bytes[2], bytes[3]
+    )
+}
+
+/// The DNAT rule that owns each (EIP, protocol, external port): the oldest one.
+fn dnat_port_owners(dnats: &[IptablesDnatRule]) -> BTreeMap<(String, String, String), String> {
+    let mut order: Vec<&IptablesDnatRule> = dnats.iter().collect();
+    order.sort_by(|a, b| {
+        (a.metadata.creation_timestamp.as_ref(), a.name_any())
+            .cmp(&(b.metadata.creation_timestamp.as_ref(), b.name_any()))
+    });
+    let mut owners = BTreeMap::new();
+    for dnat in order {
+        owners
+            .entry(dnat_port_key(dnat))
+            .or_insert_with(|| dnat.name_any());
+    }
+    owners
+}
+
+fn dnat_port_key(dnat: &IptablesDnatRule) -> (String, String, String) {
+    (
+        dnat.spec.eip.clone(),
+        dnat.spec.protocol.to_ascii_lowercase(),
+        dnat.spec.external_port.trim().to_string(),
     )
 }
 

@@ -423,6 +423,33 @@ fn nothing_is_ready_until_the_gateway_can_run() {
 }
 
 #[test]
+fn a_second_dnat_rule_for_the_same_port_is_not_ready() {
+    let mut s = nat_world();
+    let mut second = s.dnats[0].clone();
+    second.metadata.name = Some("dnat-2".into());
+    second.spec.internal_ip = "10.0.1.4".into();
+    second.spec.protocol = "TCP".into();
+    s.dnats.push(second.clone());
+    let mut udp = second;
+    udp.metadata.name = Some("dnat-udp".into());
+    udp.spec.protocol = "udp".into();
+    s.dnats.push(udp);
+    converge(&mut s);
+    assert!(s.dnats[0].status.clone().expect("status").ready);
+    let status = s.dnats[1].status.clone().expect("status");
+    assert!(!status.ready);
+    let cond = crate::v1::find_condition(&status.conditions, READY)
+        .cloned()
+        .expect("Ready");
+    assert_eq!(cond.reason.as_deref(), Some("PortConflict"));
+    assert!(cond.message.as_deref().unwrap_or("").contains("\"dnat\""));
+    assert!(
+        s.dnats[2].status.clone().expect("status").ready,
+        "another protocol"
+    );
+}
+
+#[test]
 fn rules_on_a_missing_eip_say_so() {
     let mut s = nat_world();
     s.eips.clear();
