@@ -27,6 +27,11 @@
 //! Names are derived in [`ServiceNames`]; a name that is invalid or taken is bad input
 //! (exit 2) before anything is written.
 //!
+//! A plugin that builds a specialised service on this one (e.g. `vpc.mni.dev/v1`) constructs it
+//! with [`ServiceV1::with_domain_kind`] to name the domain kind and
+//! [`ServiceV1::without_templates`] to render the domain kind's files (or any other) itself;
+//! [`ServiceV1::new`] is the default, `<Name>Account` with every file.
+//!
 //! The CRD templates (`operator/config/crd/bases/*.yaml.hbs`) are what the generated types
 //! print; after changing a type template, regenerate them with
 //! `plugins/service/scripts/crd-templates.sh` (the generated project's `tests/manifests.rs`
@@ -53,6 +58,8 @@ pub struct ServiceV1 {
     key: PluginKey,
     templates: Templates,
     kustomize: KustomizeV1,
+    domain_kind: Option<String>,
+    skipped: std::collections::BTreeSet<String>,
 }
 
 impl ServiceV1 {
@@ -67,7 +74,26 @@ impl ServiceV1 {
             key: KEY.parse().expect("KEY is a valid plugin key"),
             templates: mni_plugin_rust::v1::templates("service", "v1"),
             kustomize: KustomizeV1::new(),
+            domain_kind: None,
+            skipped: std::collections::BTreeSet::new(),
         }
+    }
+
+    /// Names the domain kind `kind` (PascalCase) instead of `<Name>Account`.
+    #[must_use]
+    pub fn with_domain_kind(mut self, kind: &str) -> Self {
+        self.domain_kind = Some(kind.to_owned());
+        self
+    }
+
+    /// Does not render these templates (names as under `templates/service/v1/`, without
+    /// `.hbs`, e.g. `operator/src/api/group_version/domain.rs`): the plugin that asks renders
+    /// the same output paths itself. Registrations at markers stay.
+    #[must_use]
+    pub fn without_templates<'a>(mut self, templates: impl IntoIterator<Item = &'a str>) -> Self {
+        self.skipped
+            .extend(templates.into_iter().map(ToOwned::to_owned));
+        self
     }
 }
 
@@ -79,7 +105,10 @@ impl Default for ServiceV1 {
 
 impl std::fmt::Debug for ServiceV1 {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ServiceV1").field("key", &self.key).finish()
+        f.debug_struct("ServiceV1")
+            .field("key", &self.key)
+            .field("domain_kind", &self.domain_kind)
+            .finish()
     }
 }
 

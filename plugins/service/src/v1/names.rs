@@ -226,6 +226,17 @@ impl ServiceNames {
     /// The names of service `name` in a project whose domain is `domain`; checks the naming
     /// rules only (see [`check_free`](Self::check_free) for clashes with the project).
     pub fn new(name: &str, domain: &str) -> Result<Self, ServiceNameError> {
+        Self::with_domain_kind(name, domain, None)
+    }
+
+    /// Like [`new`](Self::new), with the domain kind `domain_kind` instead of `<Name>Account`
+    /// when it is `Some` (a plugin building on this one chooses it, e.g.
+    /// `VirtualPrivateCloud`).
+    pub fn with_domain_kind(
+        name: &str,
+        domain: &str,
+        domain_kind: Option<&str>,
+    ) -> Result<Self, ServiceNameError> {
         names::validate_service_name("NAME", name)?;
         if domain.is_empty() {
             return Err(ServiceNameError::NoDomain);
@@ -234,7 +245,10 @@ impl ServiceNames {
         let full_group = format!("{name}.{domain}");
         names::validate_dns1123_subdomain("NAME.DOMAIN (the service's API group)", &full_group)?;
         let kind = names::to_pascal_case(name);
-        let domain_kind = format!("{kind}{DOMAIN_KIND_SUFFIX}");
+        let domain_kind = domain_kind.map_or_else(
+            || format!("{kind}{DOMAIN_KIND_SUFFIX}"),
+            ToOwned::to_owned,
+        );
         for k in [&kind, &domain_kind] {
             let derived = |source| ServiceNameError::DerivedName {
                 name: name.to_owned(),

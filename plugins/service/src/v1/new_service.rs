@@ -24,9 +24,10 @@ fn invalid(e: ServiceNameError) -> PluginError {
 
 impl ServiceV1 {
     /// The names of the service the flags ask for.
-    fn names(cx: &Context<'_>) -> Result<ServiceNames, PluginError> {
+    fn names(&self, cx: &Context<'_>) -> Result<ServiceNames, PluginError> {
         let name = cx.flags.string("name").unwrap_or_default();
-        ServiceNames::new(&name, &cx.config.domain).map_err(invalid)
+        ServiceNames::with_domain_kind(&name, &cx.config.domain, self.domain_kind.as_deref())
+            .map_err(invalid)
     }
 
     /// The Rust plugin's project settings (owner, license, where the mNi crates come from).
@@ -154,6 +155,7 @@ impl ServiceV1 {
         }
         let files: Vec<TemplateFile> = files
             .iter()
+            .filter(|(template, _)| !self.skipped.contains(template))
             .map(|(template, path)| TemplateFile::new(template, path))
             .collect();
         self.templates
@@ -339,11 +341,11 @@ impl NewService for ServiceV1 {
     }
 
     fn validate(&self, cx: &Context<'_>) -> Result<(), PluginError> {
-        Self::names(cx)?.check_free(cx.config).map_err(invalid)
+        self.names(cx)?.check_free(cx.config).map_err(invalid)
     }
 
     fn run(&self, cx: &mut Context<'_>) -> Result<(), PluginError> {
-        let names = Self::names(cx)?;
+        let names = self.names(cx)?;
         let target = Target::for_new_service(&names.name);
         Self::require_operator(cx, &target)?;
         let settings = Self::settings(cx)?;
