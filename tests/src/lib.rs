@@ -1,14 +1,15 @@
 //! `mni-tests`: workspace-level tests of mNi.
 //!
 //! The heart of it is the list of [`GOLDEN`] projects: each is a fixed sequence of
-//! `mni-scaffold` commands whose output is committed under `tests/golden/<name>/`. Three things
-//! use the list:
+//! `mni-scaffold` commands whose output is committed under `tests/golden/<name>/` — or, for the
+//! reference services, under `services/<name>/` (see [`Golden::dir`]). Three things use the
+//! list:
 //!
 //! - `cargo run -p mni-tests --bin regen-golden` ([`REGEN_COMMAND`]) regenerates every golden
 //!   project after a deliberate change to a plugin or template;
 //! - the drift test (`tests/golden.rs`) generates each into a temporary directory and fails,
 //!   naming the first differing file and that command, when the committed tree differs;
-//! - `scripts/test.sh` builds each golden project and runs its own tests, sharing the
+//! - `scripts/golden.sh` (run by `scripts/test.sh`) builds each golden project and runs its own tests, sharing the
 //!   workspace's target directory and lock file, so CI proves that what the plugins generate
 //!   compiles, is formatted and passes its tests.
 //!
@@ -26,12 +27,16 @@ pub const REGEN_COMMAND: &str = "cargo run -p mni-tests --bin regen-golden";
 /// `scripts/test.sh` copies in before building.
 pub const IGNORED: &[&str] = &["Cargo.lock", "target"];
 
-/// One golden project: a name (its directory under `tests/golden/`) and the commands that make
-/// it, each without the program name, run in order in the project directory.
+/// One golden project: a name, where it is committed, and the commands that make it, each
+/// without the program name, run in order in the project directory.
 #[derive(Debug, Clone, Copy)]
 pub struct Golden {
-    /// The directory name under `tests/golden/`.
+    /// The project's name: its directory under `tests/golden/` unless [`dir`](Self::dir)
+    /// says otherwise.
     pub name: &'static str,
+    /// Where it is committed, relative to the repository root, when not `tests/golden/<name>`
+    /// (the reference services live under `services/`).
+    pub dir: Option<&'static str>,
     /// What the project shows.
     pub about: &'static str,
     /// The `mni-scaffold` commands, in order.
@@ -41,10 +46,14 @@ pub struct Golden {
 /// The mNi crates, seen from `tests/golden/<name>/`.
 const MNI_PATH: &str = "../../..";
 
+/// The mNi crates, seen from `services/<name>/`.
+const SERVICE_MNI_PATH: &str = "../..";
+
 /// Every golden project.
 pub const GOLDEN: &[Golden] = &[
     Golden {
         name: "plain-operator",
+        dir: None,
         about: "the default chain: one kind with its controller",
         commands: &[
             &[
@@ -72,6 +81,7 @@ pub const GOLDEN: &[Golden] = &[
     },
     Golden {
         name: "multi-api",
+        dir: None,
         about: "two groups, a cluster-scoped kind, a type without controller and a service crate",
         commands: &[
             &[
@@ -134,6 +144,7 @@ pub const GOLDEN: &[Golden] = &[
     },
     Golden {
         name: "external-plugin",
+        dir: None,
         about: "the Rust and kustomize plugins chained with the sample external plugin (Python)",
         commands: &[
             &[
@@ -157,6 +168,27 @@ pub const GOLDEN: &[Golden] = &[
                 "--kind",
                 "Captain",
             ],
+        ],
+    },
+    Golden {
+        name: "vpc",
+        dir: Some("services/vpc"),
+        about: "the reference VPC service: vpc.mni.dev/v1 on Kube-OVN",
+        commands: &[
+            &[
+                "--plugins",
+                "vpc/v1",
+                "init",
+                "--domain",
+                "mni.dev",
+                "--project-name",
+                "mni-vpc",
+                "--owner",
+                "The mNi authors",
+                "--mni-path",
+                SERVICE_MNI_PATH,
+            ],
+            &["--plugins", "vpc/v1", "new", "service", "network"],
         ],
     },
 ];
@@ -195,10 +227,23 @@ pub fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// The directory of the committed golden project `name`.
+/// The directory of the committed golden project `name` (see [`Golden::dir`]).
 #[must_use]
 pub fn golden_dir(name: &str) -> PathBuf {
-    repo_root().join("tests/golden").join(name)
+    let root = repo_root();
+    match GOLDEN.iter().find(|g| g.name == name).and_then(|g| g.dir) {
+        Some(dir) => root.join(dir),
+        None => root.join("tests/golden").join(name),
+    }
+}
+
+impl Golden {
+    /// Where the project is committed, relative to the repository root.
+    #[must_use]
+    pub fn relative_dir(&self) -> String {
+        self.dir
+            .map_or_else(|| format!("tests/golden/{}", self.name), ToOwned::to_owned)
+    }
 }
 
 /// Runs `golden`'s commands in `dir` (created if missing), with the repository's sample
@@ -355,5 +400,11 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), GOLDEN.len());
+        let mut dirs: Vec<String> = GOLDEN.iter().map(Golden::relative_dir).collect();
+        dirs.sort_unstable();
+        dirs.dedup();
+        assert_eq!(dirs.len(), GOLDEN.len());
+        assert_eq!(golden_dir("vpc"), repo_root().join("services/vpc"));
+        assert_eq!(golden_dir("multi-api"), repo_root().join("tests/golden/multi-api"));
     }
 }

@@ -1,4 +1,5 @@
-//! The committed golden projects equal what the plugins generate today.
+//! The committed golden projects (and reference services) equal what the plugins generate
+//! today.
 
 use mni_tests::{GOLDEN, REGEN_COMMAND, first_difference, generate, golden_dir, read_tree};
 
@@ -12,8 +13,8 @@ fn golden_projects_match_the_plugins() {
         let committed = read_tree(&golden_dir(golden.name)).expect("read committed tree");
         if let Some(diff) = first_difference(&generated, &committed) {
             panic!(
-                "tests/golden/{}: {diff}\nIf the change is intended, run `{REGEN_COMMAND}` and commit the result.",
-                golden.name
+                "{}: {diff}\nIf the change is intended, run `{REGEN_COMMAND}` and commit the result.",
+                golden.relative_dir()
             );
         }
     }

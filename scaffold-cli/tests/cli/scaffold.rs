@@ -157,6 +157,10 @@ fn plugins_list_describe_and_completion() {
         "{list}"
     );
     assert!(list.contains("apidocs.mni.dev/v1"), "{list}");
+    assert!(
+        list.contains("vpc.mni.dev/v1  built-in  init, new service, create api"),
+        "{list}"
+    );
     let rust = p.run(&["plugins", "describe", "rust.mni.dev/v1"]).ok();
     assert!(
         rust.contains("--domain string (default \"my.domain\")"),

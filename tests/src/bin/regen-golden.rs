@@ -1,5 +1,5 @@
-//! Regenerates every golden project under `tests/golden/` from its recipe in
-//! `mni_tests::GOLDEN`, replacing the committed tree (a `Cargo.lock` and `target/` left by a
+//! Regenerates every golden project (under `tests/golden/`, and the reference services under
+//! `services/`) from its recipe in `mni_tests::GOLDEN`, replacing the committed tree (a `Cargo.lock` and `target/` left by a
 //! build are kept). Run it after a deliberate change to a plugin or template, review the diff,
 //! and commit it.
 
@@ -12,10 +12,7 @@ fn main() -> ExitCode {
             eprintln!("error: {e}");
             return ExitCode::FAILURE;
         }
-        println!(
-            "regenerated tests/golden/{} ({})",
-            golden.name, golden.about
-        );
+        println!("regenerated {} ({})", golden.relative_dir(), golden.about);
     }
     ExitCode::SUCCESS
 }

@@ -1,0 +1,136 @@
+//! `vpc.mni.dev/v1`.
+//!
+//! One key that does the whole job, since `--plugins vpc/v1` replaces the chain:
+//!
+//! - `init` and `create api`: `rust.mni.dev/v1`, then `kustomize.mni.dev/v1` (as the default
+//!   bundle);
+//! - `new service NAME`: `rust.mni.dev/v1` (the operator crate), `kustomize.mni.dev/v1` (its
+//!   `config/`), `service.mni.dev/v1` built with
+//!   [`ServiceV1::with_domain_kind`]`("VirtualPrivateCloud")` and
+//!   [`ServiceV1::without_templates`] (it renders the service kind, the backend and frontend
+//!   skeletons and every registration, and leaves the files below to this plugin), then the
+//!   VPC specialisation (see `specialise`).
+//!
+//! What the specialisation writes for `network` (`OP` is `services/network/operator/`, `GV`
+//! is `src/api/network_v1alpha1/`):
+//!
+//! ```text
+//! OP/GV/virtual_private_cloud.rs                 the VirtualPrivateCloud kind, CEL rules in its schema
+//! OP/GV/validate.rs                              the same rules in Rust, shared with the backend
+//! OP/src/controllers/virtual_private_cloud.rs    validate, apply onto Kube-OVN, prune, finalizer
+//! OP/src/controllers/virtual_private_cloud/upstream.rs   the Kube-OVN objects as pure functions
+//! OP/src/controllers/virtual_private_cloud/status.rs     conditions and per-subnet status
+//! OP/src/controllers/kube_ovn_orphans.rs         deletes labelled Kube-OVN objects without owner
+//! OP/tests/virtual_private_cloud.rs              reconcile, cleanup, status on mni-testkit
+//! OP/tests/validation.rs                         invalid address plans, at admission and after
+//! OP/config/crd/bases/, config/samples/          the CRD (equal to `crd` output) and a sample
+//! services/network/backend/src/{lib,routes,openapi}.rs, tests/api.rs   VPC and subnet routes
+//! services/network/frontend/assets/{index.html,app.js}                 VPCs, subnets, EIPs
+//! ```
+//!
+//! It also adds `mni-kubeovn` (Kube-OVN's types) to the operator, registers the orphan sweeper
+//! in `main.rs`, re-derives `config/rbac/role.yaml` (the operator gains `kubeovn.io`
+//! permissions; the backend's Role does not) and records the service under this key in
+//! PROJECT.
+//!
+//! The CRD template is what the generated types print: after changing
+//! `operator/src/api/group_version/virtual_private_cloud.rs.hbs`, regenerate it with
+//! `plugins/vpc/scripts/crd-template.sh`.
+
+mod specialise;
+
+use mni_plugin::prelude::*;
+use mni_plugin::{Bundle, PluginKey};
+use mni_plugin_kustomize::KustomizeV1;
+use mni_plugin_rust::RustV1;
+use mni_plugin_service::ServiceV1;
+
+pub use specialise::{DOMAIN_KIND, TAKEN_OVER};
+
+/// The plugin's key.
+pub const KEY: &str = "vpc.mni.dev/v1";
+
+/// The `vpc.mni.dev/v1` plugin. See the [module docs](self).
+pub struct VpcV1 {
+    key: PluginKey,
+    /// `init` and `create api`: the Rust and kustomize plugins.
+    project: Bundle,
+    /// `new service`: Rust, kustomize, service/v1 for `VirtualPrivateCloud`, the specialisation.
+    service: Bundle,
+}
+
+impl VpcV1 {
+    /// The plugin with its templates registered.
+    ///
+    /// # Panics
+    ///
+    /// Only if a built-in template does not parse (ruled out by the unit tests).
+    #[must_use]
+    pub fn new() -> Self {
+        let key: PluginKey = KEY.parse().expect("KEY is a valid plugin key");
+        let project = Bundle::new(
+            key.clone(),
+            vec![Box::new(RustV1::new()), Box::new(KustomizeV1::new())],
+        );
+        let service = Bundle::new(
+            key.clone(),
+            vec![
+                Box::new(RustV1::new()),
+                Box::new(KustomizeV1::new()),
+                Box::new(
+                    ServiceV1::new()
+                        .with_domain_kind(DOMAIN_KIND)
+                        .without_templates(TAKEN_OVER.iter().copied()),
+                ),
+                Box::new(specialise::VpcService::new(key.clone())),
+            ],
+        );
+        Self {
+            key,
+            project,
+            service,
+        }
+    }
+}
+
+impl Default for VpcV1 {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for VpcV1 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VpcV1").field("key", &self.key).finish()
+    }
+}
+
+impl Plugin for VpcV1 {
+    fn key(&self) -> &PluginKey {
+        &self.key
+    }
+
+    fn description(&self) -> String {
+        "Scaffolds the VPC service: tenants' VirtualPrivateClouds (subnets, static routes, bound \
+         namespaces, a NAT gateway with EIPs and SNAT/DNAT rules) reconciled onto Kube-OVN \
+         (kubeovn.io/v1) with validation, finalizer cleanup and aggregated status, plus a \
+         backend and frontend for VPCs and subnets (new service). init and create api do what \
+         the default bundle does."
+            .to_owned()
+    }
+
+    fn init(&self) -> Option<&dyn Init> {
+        self.project.init()
+    }
+
+    fn create_api(&self) -> Option<&dyn CreateApi> {
+        self.project.create_api()
+    }
+
+    fn new_service(&self) -> Option<&dyn NewService> {
+        self.service.new_service()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,239 @@
+//! The VPC specialisation of a service: the last step of `new service` with `vpc.mni.dev/v1`.
+//!
+//! It runs after `service.mni.dev/v1` made the service with the domain kind
+//! `VirtualPrivateCloud` and left the files listed in [`TAKEN_OVER`] unwritten; it renders
+//! `templates/vpc/v1/` (the same output paths and a few more), registers what it adds at the
+//! scaffold markers, re-derives the operator's role and records the service under its key.
+
+use mni_machinery::{Insert, TemplateFile, Templates, insert};
+use mni_plugin::prelude::*;
+use mni_plugin::{PluginKey, SubcommandMetadata};
+use mni_plugin_kustomize::KustomizeV1;
+use mni_plugin_rust::v1::{Settings, Target, insert_error, merge, template_error, templates};
+use mni_plugin_service::v1::ServiceNames;
+
+/// The domain kind of the VPC service.
+pub const DOMAIN_KIND: &str = "VirtualPrivateCloud";
+
+/// The `service.mni.dev/v1` templates this plugin renders itself (at the same output paths).
+pub const TAKEN_OVER: &[&str] = &[
+    "backend/src/lib.rs",
+    "backend/src/openapi.rs",
+    "backend/src/routes.rs",
+    "backend/tests/api.rs",
+    "frontend/assets/app.js",
+    "frontend/assets/index.html",
+    "operator/config/crd/bases/domain.yaml",
+    "operator/config/samples/domain.yaml",
+    "operator/src/api/group_version/domain.rs",
+    "operator/src/controllers/domain.rs",
+    "operator/tests/domain.rs",
+];
+
+/// The settings key of the Rust plugin (owner, license, where the mNi crates come from).
+const RUST_KEY: &str = mni_plugin_rust::KEY;
+
+/// The types of the domain kind's module that other crates use, besides the kind, its spec
+/// and its status (which `service.mni.dev/v1` exports).
+/// Written as rustfmt writes it; the comment keeps the machinery from reformatting it.
+const EXPORTS: &str = "// The types of the VirtualPrivateCloud's spec and status.
+pub use virtual_private_cloud::{
+    DnatRule, Eip, EipStatus, NatGateway, NatGatewayStatus, Protocol, RoutePolicy, SnatRule,
+    StaticRoute, SubnetSpec, SubnetStatus,
+};";
+
+/// The VPC specialisation, a member of the `vpc.mni.dev/v1` bundle for `new service`.
+pub(crate) struct VpcService {
+    key: PluginKey,
+    templates: Templates,
+    kustomize: KustomizeV1,
+}
+
+impl VpcService {
+    pub(crate) fn new(key: PluginKey) -> Self {
+        Self {
+            key,
+            templates: templates("vpc", "v1"),
+            kustomize: KustomizeV1::new(),
+        }
+    }
+
+    fn names(cx: &Context<'_>) -> Result<ServiceNames, PluginError> {
+        let name = cx.flags.string("name").unwrap_or_default();
+        ServiceNames::with_domain_kind(&name, &cx.config.domain, Some(DOMAIN_KIND))
+            .map_err(|e| PluginError::InvalidInput(e.to_string()))
+    }
+
+    /// Where template `template` (a path under `templates/vpc/v1/`) goes.
+    fn output(names: &ServiceNames, template: &str) -> String {
+        let d = &names.domain;
+        let path = template
+            .replace("group_version", &names.domain.group_version())
+            .replace(
+                "crd/bases/virtualprivateclouds.yaml",
+                &format!("crd/bases/{}_{}.yaml", d.full_group, d.plural),
+            )
+            .replace(
+                "samples/virtualprivatecloud.yaml",
+                &format!(
+                    "samples/{}_{}_{}.yaml",
+                    d.group,
+                    d.version,
+                    d.kind.to_lowercase()
+                ),
+            );
+        format!("services/{}/{path}", names.name)
+    }
+
+    fn render(&self, cx: &mut Context<'_>, names: &ServiceNames) -> Result<(), PluginError> {
+        let rust_key: PluginKey = RUST_KEY.parse().expect("a valid key");
+        let settings: Settings = cx.config.plugin_config(&rust_key)?.unwrap_or_default();
+        let target = Target::for_new_service(&names.name);
+        let data = merge(&[
+            settings.template_data(),
+            target.template_data(),
+            names.template_data(),
+            serde_json::json!({
+                "project_name": cx.config.project_name.clone().unwrap_or_default(),
+                "domain": cx.config.domain,
+            }),
+        ]);
+        let files: Vec<TemplateFile> = mni_templates_files()
+            .into_iter()
+            .map(|t| TemplateFile::new(&t, &Self::output(names, &t)))
+            .collect();
+        self.templates
+            .scaffold(cx.universe, &files, &data)
+            .map_err(|e| template_error(&self.key, e))?;
+
+        let op = &target.dir;
+        let gv = names.domain.group_version();
+        let mni_kubeovn = settings
+            .mni
+            .clone()
+            .unwrap_or_default()
+            .spec("framework/kubeovn");
+        let inserts = [
+            (
+                format!("{op}src/api/{gv}/mod.rs"),
+                Insert::new(
+                    "kinds",
+                    "vpc-types",
+                    &format!("pub mod validate;\n{EXPORTS}"),
+                ),
+            ),
+            (
+                format!("{op}src/controllers/mod.rs"),
+                Insert::new(
+                    "controller-modules",
+                    "kube_ovn_orphans",
+                    "pub mod kube_ovn_orphans;",
+                ),
+            ),
+            (
+                format!("{op}src/main.rs"),
+                Insert::new(
+                    "imports",
+                    "kube-ovn-orphans",
+                    &format!(
+                        "use {}::controllers::kube_ovn_orphans::KubeOvnOrphanReconciler;",
+                        target.crate_ident
+                    ),
+                ),
+            ),
+            (
+                format!("{op}src/main.rs"),
+                Insert::new(
+                    "controllers",
+                    "kube-ovn-orphans",
+                    "// Kube-OVN objects whose VirtualPrivateCloud is gone are deleted.\n\
+                     let options = ControllerOptions::default().with_error_reporting(false);\n\
+                     let manager = manager.with_controller_options(KubeOvnOrphanReconciler, options);",
+                ),
+            ),
+            (
+                format!("{op}Cargo.toml"),
+                Insert::new(
+                    "dependencies",
+                    KEY_FRAGMENT,
+                    "mni-kubeovn = { workspace = true }\ntracing = { workspace = true }",
+                ),
+            ),
+            (
+                "Cargo.toml".to_owned(),
+                Insert::new(
+                    "workspace-dependencies",
+                    "mni-kubeovn",
+                    &format!("mni-kubeovn = {mni_kubeovn}"),
+                ),
+            ),
+        ];
+        for (path, fragment) in &inserts {
+            insert(cx.universe, path, fragment).map_err(|e| insert_error(&self.key, e))?;
+        }
+        let kustomize_data = self.kustomize.data(cx, &target)?;
+        self.kustomize.derive_role(cx, &target, &kustomize_data)
+    }
+}
+
+/// The fragment key of this plugin's inserts into the operator's Cargo.toml.
+const KEY_FRAGMENT: &str = "vpc.mni.dev/v1";
+
+/// The names of every template of `vpc.mni.dev/v1`.
+fn mni_templates_files() -> Vec<String> {
+    mni_templates::files("vpc", "v1")
+        .into_iter()
+        .map(|(name, _)| name.to_owned())
+        .collect()
+}
+
+impl std::fmt::Debug for VpcService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VpcService")
+            .field("key", &self.key)
+            .finish()
+    }
+}
+
+impl Plugin for VpcService {
+    fn key(&self) -> &PluginKey {
+        &self.key
+    }
+
+    fn new_service(&self) -> Option<&dyn NewService> {
+        Some(self)
+    }
+}
+
+impl NewService for VpcService {
+    fn metadata(&self) -> SubcommandMetadata {
+        SubcommandMetadata {
+            description: "Specialise the service for VPCs: the VirtualPrivateCloud kind with \
+                          CEL validation, its controller onto Kube-OVN (Vpc, Subnets, NAT \
+                          gateway, EIPs, SNAT/DNAT rules) with finalizer cleanup and status, \
+                          VPC and subnet routes in the backend, VPCs in the frontend."
+                .to_owned(),
+            examples: "mni-scaffold --plugins vpc/v1 new service network   # VirtualPrivateCloud \
+                       in network.<domain>/v1alpha1"
+                .to_owned(),
+        }
+    }
+
+    fn run(&self, cx: &mut Context<'_>) -> Result<(), PluginError> {
+        let names = Self::names(cx)?;
+        let target = Target::for_new_service(&names.name);
+        if !cx.universe.contains(&format!("{}src/main.rs", target.dir)) {
+            return Err(PluginError::InvalidInput(format!(
+                "{KEY_FRAGMENT} specialises the service that rust.mni.dev/v1, \
+                 kustomize.mni.dev/v1 and service.mni.dev/v1 scaffold, but {}src/main.rs is \
+                 missing: use the bundle vpc.mni.dev/v1",
+                target.dir
+            )));
+        }
+        self.render(cx, &names)?;
+        if let Some(service) = cx.config.services.iter_mut().find(|s| s.name == names.name) {
+            service.plugin = self.key.clone();
+        }
+        Ok(())
+    }
+}

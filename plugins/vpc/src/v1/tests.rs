@@ -1,0 +1,221 @@
+//! The plugin in-process over a Universe, as the CLI runs it: `init`, then `new service
+//! network`. Every file `new service` writes or changes is pinned by an `insta` snapshot
+//! (`INSTA_UPDATE=always cargo test -p mni-plugin-vpc` after a deliberate template change);
+//! every Rust file must parse and be rustfmt-clean, every YAML document must parse. Whether the
+//! generated project builds and its tests pass is checked on the committed `services/vpc`
+//! (`scripts/golden.sh`).
+
+use std::io::Write as _;
+use std::process::{Command, Stdio};
+
+use mni_plugin::{Context, FlagValue, FlagValues, PluginKey, ProjectConfig, Subcommand, Universe};
+use serde::Deserialize as _;
+
+use super::*;
+
+fn flags(pairs: &[(&str, &str)]) -> FlagValues {
+    let mut values = FlagValues::new();
+    for (k, v) in pairs {
+        values.set(k, FlagValue::String((*v).to_owned()));
+    }
+    values
+}
+
+/// A project in memory, scaffolded by `vpc.mni.dev/v1`.
+struct Project {
+    universe: Universe,
+    config: ProjectConfig,
+}
+
+impl Project {
+    fn init() -> Self {
+        let mut p = Self {
+            universe: Universe::new(),
+            config: ProjectConfig::default(),
+        };
+        p.run(
+            Subcommand::Init,
+            &[
+                ("domain", "mni.dev"),
+                ("project-name", "mni-vpc"),
+                ("mni-path", "../.."),
+            ],
+        )
+        .expect("init");
+        p
+    }
+
+    /// Runs `sub` as the CLI does: validate, then run, on a copy kept only on success.
+    fn run(&mut self, sub: Subcommand, pairs: &[(&str, &str)]) -> Result<(), PluginError> {
+        let plugin = VpcV1::new();
+        let chain: Vec<PluginKey> = vec![plugin.key().clone()];
+        let f = flags(pairs);
+        let mut universe = self.universe.clone();
+        let mut config = self.config.clone();
+        let Some(subcommand) = mni_plugin::subcommand(&plugin, sub) else {
+            panic!("vpc.mni.dev/v1 supports {sub}");
+        };
+        let mut cx = Context {
+            universe: &mut universe,
+            config: &mut config,
+            flags: &f,
+            chain: &chain,
+        };
+        subcommand.validate(&cx)?;
+        subcommand.run(&mut cx)?;
+        self.universe = universe;
+        self.config = config;
+        Ok(())
+    }
+
+    fn new_service(name: &str) -> Self {
+        let mut p = Self::init();
+        p.run(Subcommand::NewService, &[("name", name)])
+            .unwrap_or_else(|e| panic!("new service {name}: {e}"));
+        p
+    }
+}
+
+/// Every Rust file parses, every YAML document parses.
+fn check_syntax(universe: &Universe) {
+    for (path, file) in universe.iter() {
+        if path.ends_with(".rs") {
+            mni_machinery::check_rust(path, file.contents()).expect("generated Rust parses");
+        }
+        if path.ends_with(".yaml") {
+            for doc in serde_yaml::Deserializer::from_str(file.contents()) {
+                serde_yaml::Value::deserialize(doc)
+                    .unwrap_or_else(|e| panic!("{path} is valid YAML: {e}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn new_service_makes_the_vpc_service() {
+    let before = Project::init();
+    let p = Project::new_service("network");
+    check_syntax(&p.universe);
+    for (path, file) in p.universe.iter() {
+        if before.universe.get(path) != Some(file.contents()) {
+            insta::assert_snapshot!(path.replace('/', "__"), file.contents());
+        }
+    }
+    insta::assert_snapshot!("PROJECT", p.config.to_yaml().expect("PROJECT"));
+
+    let service = p.config.service("network").expect("recorded");
+    assert_eq!(service.plugin.to_string(), KEY);
+    let r = p
+        .config
+        .resource("network", "v1alpha1", DOMAIN_KIND)
+        .expect("VirtualPrivateCloud");
+    assert_eq!(r.path.as_deref(), Some("network_operator::api::network_v1alpha1"));
+    let op = "services/network/operator/";
+    for file in [
+        "src/api/network_v1alpha1/virtual_private_cloud.rs",
+        "src/api/network_v1alpha1/validate.rs",
+        "src/controllers/virtual_private_cloud/upstream.rs",
+        "config/crd/bases/network.mni.dev_virtualprivateclouds.yaml",
+        "config/samples/network_v1alpha1_virtualprivatecloud.yaml",
+    ] {
+        assert!(p.universe.contains(&format!("{op}{file}")), "{file}");
+    }
+    assert!(!p.universe.contains(&format!("{op}src/api/network_v1alpha1/network_account.rs")));
+    let role = p.universe.get(&format!("{op}config/rbac/role.yaml")).expect("role");
+    assert!(role.contains("kubeovn.io") && role.contains("iptables-eips"), "{role}");
+    assert!(!role.contains('*'), "least privilege: {role}");
+    let children = p
+        .universe
+        .get(&format!("{op}src/controllers/network/children.rs"))
+        .expect("children");
+    assert!(!children.contains("kubeovn"), "the backend gets nothing on kubeovn.io");
+}
+
+/// Where rustfmt would change `source`, or `None` when it would change nothing.
+fn rustfmt_diff(path: &str, source: &str) -> Option<String> {
+    let mut child = Command::new("rustfmt")
+        .args(["--edition", "2024"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("rustfmt runs (rustup component add rustfmt)");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(source.as_bytes())
+        .expect("write to rustfmt");
+    let out = child.wait_with_output().expect("rustfmt finishes");
+    assert!(
+        out.status.success(),
+        "rustfmt {path}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let formatted = String::from_utf8_lossy(&out.stdout);
+    let first = source
+        .lines()
+        .zip(formatted.lines())
+        .position(|(a, b)| a != b)
+        .or((source != formatted).then(|| source.lines().count()))?;
+    let context: Vec<&str> = formatted.lines().skip(first).take(6).collect();
+    Some(format!(
+        "{path}:{}: rustfmt writes\n{}",
+        first + 1,
+        context.join("\n")
+    ))
+}
+
+#[test]
+fn generated_rust_is_rustfmt_clean_for_short_and_long_names() {
+    for name in ["vpc", "network", "abcdefghij-klmnopqrst-uvwxyzab"] {
+        let p = Project::new_service(name);
+        let diffs: Vec<String> = p
+            .universe
+            .iter()
+            .filter(|(path, _)| path.starts_with("services/") && path.ends_with(".rs"))
+            .filter_map(|(path, file)| rustfmt_diff(path, file.contents()))
+            .collect();
+        assert!(diffs.is_empty(), "{}", diffs.join("\n"));
+    }
+}
+
+#[test]
+fn init_and_create_api_do_what_the_default_bundle_does() {
+    let mut p = Project::init();
+    assert!(p.universe.contains("src/main.rs") && p.universe.contains("config/rbac/role.yaml"));
+    p.run(
+        Subcommand::CreateApi,
+        &[("group", "ships"), ("version", "v1"), ("kind", "Ship")],
+    )
+    .expect("create api");
+    assert!(p.universe.contains("src/api/ships_v1/ship.rs"));
+    assert!(p.universe.contains("config/crd/bases/ships.mni.dev_ships.yaml"));
+}
+
+#[test]
+fn every_taken_over_template_exists_in_both_plugins() {
+    let service: Vec<&str> = mni_templates::files("service", "v1")
+        .iter()
+        .map(|(n, _)| *n)
+        .collect();
+    for t in TAKEN_OVER {
+        assert!(service.contains(t), "service.mni.dev/v1 has no template {t}");
+    }
+    let vpc: Vec<&str> = mni_templates::files("vpc", "v1").iter().map(|(n, _)| *n).collect();
+    for t in TAKEN_OVER.iter().filter(|t| !t.contains("domain")) {
+        assert!(vpc.contains(t), "vpc.mni.dev/v1 does not render {t}");
+    }
+}
+
+#[test]
+fn a_service_name_that_is_taken_is_refused_and_writes_nothing() {
+    let mut p = Project::new_service("network");
+    let before = (p.universe.to_map(), p.config.to_yaml().expect("yaml"));
+    let err = p
+        .run(Subcommand::NewService, &[("name", "network")])
+        .expect_err("taken");
+    assert!(err.is_invalid_input(), "{err}");
+    assert!(err.to_string().contains("already a service"), "{err}");
+    assert!(before == (p.universe.to_map(), p.config.to_yaml().expect("yaml")));
+}

@@ -1,0 +1,103 @@
+// Copyright The mNi authors.
+// SPDX-License-Identifier: Apache-2.0
+
+//! The `Network` custom resource (`network.mni.dev/v1alpha1`, namespaced): one installation
+//! of the network service.
+//!
+//! Its spec says which frontend and backend to run, each a [`WorkloadSpec`] (image, replicas,
+//! port, resources, env) with defaults; `NetworkReconciler` turns it into Deployments,
+//! Services, RBAC, a settings ConfigMap and a NetworkPolicy, and reports in the status whether
+//! they are available.
+
+use std::collections::BTreeMap;
+
+use kube::CustomResource;
+use mni_core::{Condition, WorkloadSpec};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The frontend image when the spec names none: what `services/network/frontend/Dockerfile` builds.
+pub const DEFAULT_FRONTEND_IMAGE: &str = "network-frontend:latest";
+
+/// The backend image when the spec names none: what `services/network/backend/Dockerfile` builds.
+pub const DEFAULT_BACKEND_IMAGE: &str = "network-backend:latest";
+
+/// One installation of the network service: its web UI and its HTTP API.
+#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, PartialEq, JsonSchema)]
+#[kube(
+    group = "network.mni.dev",
+    version = "v1alpha1",
+    kind = "Network",
+    plural = "networks",
+    namespaced,
+    status = "NetworkStatus",
+    printcolumn = r#"{"name":"Ready","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].status"}"#,
+    printcolumn = r#"{"name":"URL","type":"string","jsonPath":".status.url"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+#[serde(rename_all = "camelCase")]
+pub struct NetworkSpec {
+    /// The web UI: a static page served by the `network-frontend` image, which proxies `/api`
+    /// to the backend.
+    #[serde(default = "default_frontend")]
+    pub frontend: WorkloadSpec,
+    /// The HTTP API: the `network-backend` image, serving VirtualPrivateClouds.
+    #[serde(default = "default_backend")]
+    pub backend: WorkloadSpec,
+    /// Settings of the backend, passed to it as environment variables from its ConfigMap;
+    /// changing one rolls the backend. `LISTEN_ADDRESS` and `NAMESPACE` are set by the operator.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settings: BTreeMap<String, String>,
+}
+
+impl Default for NetworkSpec {
+    fn default() -> Self {
+        Self {
+            frontend: default_frontend(),
+            backend: default_backend(),
+            settings: BTreeMap::new(),
+        }
+    }
+}
+
+fn default_frontend() -> WorkloadSpec {
+    WorkloadSpec::new(DEFAULT_FRONTEND_IMAGE)
+}
+
+fn default_backend() -> WorkloadSpec {
+    WorkloadSpec::new(DEFAULT_BACKEND_IMAGE)
+}
+
+/// What the operator last observed about a Network.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NetworkStatus {
+    /// `Ready` (both workloads available), `Progressing` (a rollout is under way) and
+    /// `Degraded` (a workload fails; the message names it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+    /// The generation the status describes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    /// Replica counts of the frontend Deployment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frontend: Option<WorkloadStatus>,
+    /// Replica counts of the backend Deployment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<WorkloadStatus>,
+    /// Where the web UI is served inside the cluster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+/// Replica counts of one workload's Deployment.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkloadStatus {
+    /// Pods the Deployment asks for.
+    pub replicas: i32,
+    /// Pods whose readiness probe passes.
+    pub ready_replicas: i32,
+    /// Pods that are ready and running the current pod template.
+    pub updated_replicas: i32,
+}
