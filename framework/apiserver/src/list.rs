@@ -5,6 +5,8 @@
 //! Continue tokens carry the revision of the first page, so every page of one list is a
 //! consistent snapshot; a token whose revision was compacted is a 410, as upstream.
 
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use base64::Engine;
@@ -83,18 +85,19 @@ impl Filter {
             && self.fields.as_ref().is_none_or(FieldSelector::is_empty)
     }
 
-    /// Whether the object stored as `raw` may match: `false` when its labels rule it out.
+    /// Whether the object `kv` may match: `false` when its labels rule it out.
     ///
-    /// Reads only `metadata.labels` (the rest of the document is skipped, not built), so a
-    /// label-selected list over many objects parses in full only the ones it returns.
-    pub(crate) fn may_match(&self, raw: &[u8]) -> bool {
+    /// The labels come from `cache`, or from reading only `metadata.labels` of the stored
+    /// document (the rest is skipped, not built), so a label-selected list over many objects
+    /// parses in full only the ones it returns.
+    pub(crate) fn may_match(&self, cache: &LabelCache, kv: &mni_store::KeyValue) -> bool {
         let Some(selector) = &self.labels else {
             return true;
         };
-        match serde_json::from_slice::<LabelsOnly>(raw) {
-            Ok(o) => selector.matches(&o.metadata.labels),
+        match cache.labels(kv) {
+            Some(labels) => selector.matches(&labels),
             // Let the full parse report what is wrong.
-            Err(_) => true,
+            None => true,
         }
     }
 
@@ -119,6 +122,43 @@ impl Filter {
     }
 }
 
+/// The labels of stored objects by key, each valid for one `mod_revision`.
+///
+/// Label-selected lists (an operator looking up a Deployment's pods) would otherwise read
+/// every object of the collection each time. Entries of deleted objects linger until the
+/// cache is cleared, which happens when it grows past [`LabelCache::MAX`].
+#[derive(Debug, Default)]
+pub(crate) struct LabelCache(Mutex<HashMap<String, (i64, Labels)>>);
+
+/// The string-valued labels of one object.
+type Labels = Arc<BTreeMap<String, String>>;
+
+impl LabelCache {
+    /// How many objects the cache holds at most.
+    const MAX: usize = 100_000;
+
+    /// The labels of `kv`; `None` when the stored document is not an object.
+    fn labels(&self, kv: &mni_store::KeyValue) -> Option<Labels> {
+        let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((rev, labels)) = map.get(&kv.key)
+            && *rev == kv.mod_revision
+        {
+            return Some(labels.clone());
+        }
+        let labels = Arc::new(
+            serde_json::from_slice::<LabelsOnly>(&kv.value)
+                .ok()?
+                .metadata
+                .labels,
+        );
+        if map.len() >= Self::MAX {
+            map.clear();
+        }
+        map.insert(kv.key.clone(), (kv.mod_revision, labels.clone()));
+        Some(labels)
+    }
+}
+
 /// An object's labels, and nothing else of it.
 #[derive(serde::Deserialize)]
 struct LabelsOnly {
@@ -129,15 +169,14 @@ struct LabelsOnly {
 #[derive(serde::Deserialize, Default)]
 struct MetadataLabels {
     #[serde(default, deserialize_with = "string_labels")]
-    labels: std::collections::BTreeMap<String, String>,
+    labels: BTreeMap<String, String>,
 }
 
 /// Label values that are strings, as [`object::labels`] reads them (others are dropped).
 fn string_labels<'de, D: serde::Deserializer<'de>>(
     d: D,
-) -> Result<std::collections::BTreeMap<String, String>, D::Error> {
-    let raw: Option<std::collections::BTreeMap<String, Value>> =
-        serde::Deserialize::deserialize(d)?;
+) -> Result<BTreeMap<String, String>, D::Error> {
+    let raw: Option<BTreeMap<String, Value>> = serde::Deserialize::deserialize(d)?;
     Ok(raw
         .into_iter()
         .flatten()
@@ -275,7 +314,7 @@ impl Shared {
         let mut remaining = None;
         let total = listed.items.len();
         for (i, kv) in listed.items.iter().enumerate() {
-            if !filter.may_match(&kv.value) {
+            if !filter.may_match(&self.labels, kv) {
                 continue;
             }
             let obj = object::from_stored(kv)?;

@@ -68,6 +68,8 @@ pub(crate) struct Shared {
     bookmark_interval: Duration,
     address: RwLock<String>,
     pub(crate) authn: crate::auth::Authn,
+    /// The labels of stored objects, for label-selected lists.
+    pub(crate) labels: crate::list::LabelCache,
 }
 
 impl Shared {
@@ -237,6 +239,7 @@ impl ServerBuilder {
             controllers: Notify::new(),
             bookmark_interval: self.bookmark_interval,
             address: RwLock::new(addr.to_string()),
+            labels: crate::list::LabelCache::default(),
         });
         crd::load_all(&shared).map_err(Error::Load)?;
         crate::controllers::bootstrap(&shared)
