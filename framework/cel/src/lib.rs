@@ -7,7 +7,7 @@
 //! - the strings extension (`split`, `lowerAscii`, `upperAscii`, `trim`, `join`, `replace`,
 //!   `indexOf`, `lastIndexOf`, `substring`, `charAt`, `format`, `strings.quote`, …), from cel-rust;
 //! - Kubernetes' IP and CIDR library (`isIP`, `ip()`, `family()`, `isCIDR`, `cidr()`,
-//!   `containsIP`, `containsCIDR`, `masked()`, …), in [`net`](crate::Env) terms;
+//!   `containsIP`, `containsCIDR`, `masked()`, …) with its `net.IP` and `net.CIDR` types;
 //! - Kubernetes' list library (`isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf`);
 //! - the regex library (`find`, `findAll`) and the sets extension (`sets.contains`,
 //!   `sets.equivalent`, `sets.intersects`).
@@ -15,7 +15,9 @@
 //! Start with [`Env::kubernetes`], then [`Env::compile`] a rule with the variables it may use;
 //! [`Program::evaluate`] runs it on [`Value`]s. Compiling checks syntax and that every
 //! identifier and function is declared; cel-rust has no type checker, so type errors that
-//! kube-apiserver reports at compile time show up here when a rule is evaluated.
+//! kube-apiserver reports at compile time show up here when a rule is evaluated — except
+//! undeclared fields, which a caller that knows the schema checks with
+//! [`Program::selections`] and reports with [`Program::issue`].
 
 mod check;
 mod lists;
