@@ -224,15 +224,14 @@ async fn a_vpc_becomes_kube_ovn_objects_and_reports_their_status() {
     assert_eq!(validated.status.as_str(), "True");
 
     // Removing a subnet, an EIP and its rule deletes their Kube-OVN objects.
-    let mut spec = api.get("prod").await.expect("get").spec;
-    spec.subnets.retain(|s| s.name != "db");
-    let nat = spec.nat_gateway.as_mut().expect("NAT");
+    let mut obj = api.get("prod").await.expect("get");
+    obj.spec.subnets.retain(|s| s.name != "db");
+    let nat = obj.spec.nat_gateway.as_mut().expect("NAT");
     nat.eips.retain(|e| e.name != "ingress");
     nat.dnat_rules.clear();
-    let patch = serde_json::json!({ "spec": spec });
-    api.patch("prod", &PatchParams::default(), &Patch::Merge(&patch))
+    api.replace("prod", &PostParams::default(), &obj)
         .await
-        .expect("patch");
+        .expect("replace");
     wait_deleted(&subnets, "default-prod-db", env.timeout())
         .await
         .expect("subnet db is pruned");
@@ -336,6 +335,69 @@ async fn kube_ovn_objects_without_their_vpc_are_swept() {
 
     let manager = start_manager(&env).await;
     wait_until_none_owned(&env, &uid).await;
+
+    manager.shutdown().await.expect("clean shutdown");
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_failing_kube_ovn_object_is_named_in_degraded() {
+    let env = start_env().await;
+    let manager = start_manager(&env).await;
+    let api: Api<VirtualPrivateCloud> = Api::namespaced(env.client(), NAMESPACE);
+    // Two DNAT rules forward the same port of one EIP: Kube-OVN keeps the second not ready.
+    let mut spec = with_nat(two_subnets());
+    let nat = spec.nat_gateway.as_mut().expect("NAT");
+    let mut second = nat.dnat_rules[0].clone();
+    second.name = "web-https-again".to_owned();
+    second.internal_ip = "10.0.1.11".to_owned();
+    nat.dnat_rules.push(second);
+    api.create(
+        &PostParams::default(),
+        &VirtualPrivateCloud::new("clash", spec),
+    )
+    .await
+    .expect("create");
+    let degraded = wait_for_condition(&api, "clash", "Degraded", "True", env.timeout())
+        .await
+        .expect("Degraded");
+    let conditions = degraded.status.expect("status").conditions;
+    let message = &conditions
+        .iter()
+        .find(|c| c.type_ == "Degraded")
+        .expect("Degraded")
+        .message;
+    assert!(
+        message.starts_with("IptablesDnatRule default-clash-web-https-again: "),
+        "{message}"
+    );
+    let ready = conditions.iter().find(|c| c.type_ == READY).expect("Ready");
+    assert_eq!(
+        (ready.status.as_str(), ready.reason.as_str()),
+        ("False", "UpstreamFailed")
+    );
+
+    // Dropping the second rule heals it.
+    let mut obj = api.get("clash").await.expect("get");
+    let nat = obj.spec.nat_gateway.as_mut().expect("NAT");
+    nat.dnat_rules.truncate(1);
+    api.replace("clash", &PostParams::default(), &obj)
+        .await
+        .expect("replace");
+    wait_for_condition(&api, "clash", READY, "True", env.timeout())
+        .await
+        .expect("Ready again");
+    let healed = wait_for_condition(&api, "clash", "Degraded", "False", env.timeout())
+        .await
+        .expect("not Degraded");
+    assert!(
+        healed
+            .status
+            .expect("status")
+            .nat_gateway
+            .expect("NAT")
+            .ready
+    );
 
     manager.shutdown().await.expect("clean shutdown");
     env.shutdown().await;
