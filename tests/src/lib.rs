@@ -405,6 +405,9 @@ mod tests {
         dirs.dedup();
         assert_eq!(dirs.len(), GOLDEN.len());
         assert_eq!(golden_dir("vpc"), repo_root().join("services/vpc"));
-        assert_eq!(golden_dir("multi-api"), repo_root().join("tests/golden/multi-api"));
+        assert_eq!(
+            golden_dir("multi-api"),
+            repo_root().join("tests/golden/multi-api")
+        );
     }
 }

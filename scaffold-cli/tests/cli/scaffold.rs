@@ -158,7 +158,8 @@ fn plugins_list_describe_and_completion() {
     );
     assert!(list.contains("apidocs.mni.dev/v1"), "{list}");
     assert!(
-        list.contains("vpc.mni.dev/v1  built-in  init, new service, create api"),
+        list.lines().any(|l| l.starts_with("vpc.mni.dev/v1 ")
+            && l.ends_with("built-in  init, new service, create api")),
         "{list}"
     );
     let rust = p.run(&["plugins", "describe", "rust.mni.dev/v1"]).ok();

@@ -245,10 +245,8 @@ impl ServiceNames {
         let full_group = format!("{name}.{domain}");
         names::validate_dns1123_subdomain("NAME.DOMAIN (the service's API group)", &full_group)?;
         let kind = names::to_pascal_case(name);
-        let domain_kind = domain_kind.map_or_else(
-            || format!("{kind}{DOMAIN_KIND_SUFFIX}"),
-            ToOwned::to_owned,
-        );
+        let domain_kind =
+            domain_kind.map_or_else(|| format!("{kind}{DOMAIN_KIND_SUFFIX}"), ToOwned::to_owned);
         for k in [&kind, &domain_kind] {
             let derived = |source| ServiceNameError::DerivedName {
                 name: name.to_owned(),

@@ -109,7 +109,10 @@ fn new_service_makes_the_vpc_service() {
         .config
         .resource("network", "v1alpha1", DOMAIN_KIND)
         .expect("VirtualPrivateCloud");
-    assert_eq!(r.path.as_deref(), Some("network_operator::api::network_v1alpha1"));
+    assert_eq!(
+        r.path.as_deref(),
+        Some("network_operator::api::network_v1alpha1")
+    );
     let op = "services/network/operator/";
     for file in [
         "src/api/network_v1alpha1/virtual_private_cloud.rs",
@@ -120,15 +123,27 @@ fn new_service_makes_the_vpc_service() {
     ] {
         assert!(p.universe.contains(&format!("{op}{file}")), "{file}");
     }
-    assert!(!p.universe.contains(&format!("{op}src/api/network_v1alpha1/network_account.rs")));
-    let role = p.universe.get(&format!("{op}config/rbac/role.yaml")).expect("role");
-    assert!(role.contains("kubeovn.io") && role.contains("iptables-eips"), "{role}");
+    assert!(
+        !p.universe
+            .contains(&format!("{op}src/api/network_v1alpha1/network_account.rs"))
+    );
+    let role = p
+        .universe
+        .get(&format!("{op}config/rbac/role.yaml"))
+        .expect("role");
+    assert!(
+        role.contains("kubeovn.io") && role.contains("iptables-eips"),
+        "{role}"
+    );
     assert!(!role.contains('*'), "least privilege: {role}");
     let children = p
         .universe
         .get(&format!("{op}src/controllers/network/children.rs"))
         .expect("children");
-    assert!(!children.contains("kubeovn"), "the backend gets nothing on kubeovn.io");
+    assert!(
+        !children.contains("kubeovn"),
+        "the backend gets nothing on kubeovn.io"
+    );
 }
 
 /// Where rustfmt would change `source`, or `None` when it would change nothing.
@@ -190,7 +205,10 @@ fn init_and_create_api_do_what_the_default_bundle_does() {
     )
     .expect("create api");
     assert!(p.universe.contains("src/api/ships_v1/ship.rs"));
-    assert!(p.universe.contains("config/crd/bases/ships.mni.dev_ships.yaml"));
+    assert!(
+        p.universe
+            .contains("config/crd/bases/ships.mni.dev_ships.yaml")
+    );
 }
 
 #[test]
@@ -200,9 +218,15 @@ fn every_taken_over_template_exists_in_both_plugins() {
         .map(|(n, _)| *n)
         .collect();
     for t in TAKEN_OVER {
-        assert!(service.contains(t), "service.mni.dev/v1 has no template {t}");
+        assert!(
+            service.contains(t),
+            "service.mni.dev/v1 has no template {t}"
+        );
     }
-    let vpc: Vec<&str> = mni_templates::files("vpc", "v1").iter().map(|(n, _)| *n).collect();
+    let vpc: Vec<&str> = mni_templates::files("vpc", "v1")
+        .iter()
+        .map(|(n, _)| *n)
+        .collect();
     for t in TAKEN_OVER.iter().filter(|t| !t.contains("domain")) {
         assert!(vpc.contains(t), "vpc.mni.dev/v1 does not render {t}");
     }
