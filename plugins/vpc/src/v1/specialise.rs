@@ -17,6 +17,7 @@ pub const DOMAIN_KIND: &str = "VirtualPrivateCloud";
 
 /// The `service.mni.dev/v1` templates this plugin renders itself (at the same output paths).
 pub const TAKEN_OVER: &[&str] = &[
+    "README.md",
     "backend/src/lib.rs",
     "backend/src/openapi.rs",
     "backend/src/routes.rs",

@@ -242,6 +242,27 @@ async fn invalid_address_plans_are_422_naming_subnet_and_rule() {
         "{body}"
     );
 
+    // What only the API server checks (here the schema's port range) is its 422, passed on.
+    let nat = json!({ "subnets": [{ "name": "web", "cidrBlock": "10.0.1.0/24" }], "natGateway": {
+        "lanIp": "10.0.1.254", "externalSubnet": "ovn-vpc-external-network",
+        "eips": [{ "name": "in" }],
+        "dnatRules": [{ "name": "http", "eip": "in", "externalPort": 0, "internalIp": "10.0.1.5", "internalPort": 80 }],
+    } });
+    let (status, body) = backend
+        .call(
+            Method::POST,
+            collection,
+            Some(json!({ "name": "port", "spec": nat })),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(body["error"]["reason"], "Invalid");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("spec.natGateway.dnatRules[0].externalPort"),
+        "{message}"
+    );
+
     let (status, body) = backend
         .call(Method::POST, collection, Some(json!({ "name": "x" })))
         .await;
