@@ -56,6 +56,11 @@ fn cases() -> Vec<(&'static str, Value, &'static str)> {
             "subnet web: the dual-stack cidrBlock 10.0.0.0/24,10.1.0.0/24 needs one IPv4 and one IPv6 CIDR",
         ),
         (
+            "allow-subnets",
+            json!({ "subnets": [{ "name": "db", "cidrBlock": "10.0.2.0/24", "private": true, "allowSubnets": ["web"] }] }),
+            "subnet db: allowSubnets web is not a CIDR",
+        ),
+        (
             "unknown-eip",
             json!({
                 "subnets": [{ "name": "web", "cidrBlock": "10.0.1.0/24" }],

@@ -6,8 +6,9 @@
 //! For each VirtualPrivateCloud the controller:
 //!
 //! 1. validates the spec with [`validate`] and checks that no subnet's `cidrBlock` differs
-//!    from its Kube-OVN Subnet's (Kube-OVN treats it as immutable); when a rule is broken it
-//!    sets `Validated=False` and `Ready=False` with the message and touches nothing upstream;
+//!    from its Kube-OVN Subnet's as the API server has it (Kube-OVN treats it as immutable);
+//!    when a rule is broken it sets `Validated=False` and `Ready=False` with the message and
+//!    touches nothing upstream;
 //! 2. server-side applies, with its field manager, the Kube-OVN objects [`upstream::desired`]
 //!    builds — a Vpc, its Subnets and, with a NAT gateway, a VpcNatGateway, IptablesEIPs and
 //!    SNAT/DNAT rules — after checking that none of their names belongs to another owner;
@@ -153,13 +154,11 @@ impl Reconciler for VirtualPrivateCloudReconciler {
         let uid = obj.uid().unwrap_or_default();
         let mut errors = validate(&obj.spec);
         if errors.is_empty() {
-            let existing = ctx
-                .store::<ovn::Subnet>()
-                .map(|store| store.state())
-                .unwrap_or_default();
+            // Read from the API server, not the cache: right after a start the cache may
+            // not hold the Subnets yet, and a changed cidrBlock must never reach Kube-OVN.
+            let existing = list_owned::<ovn::Subnet>(ctx.client(), &uid).await?;
             let old: Vec<(&str, &str)> = existing
                 .iter()
-                .filter(|s| owner_of(&s.metadata).is_some_and(|(_, _, u)| u == uid))
                 .filter_map(|s| Some((spec_name(&s.metadata)?, s.spec.cidr_block.as_str())))
                 .collect();
             errors = validate_update(old, &obj.spec);
@@ -403,6 +402,20 @@ async fn delete_owned_of<T: UpstreamKind>(
     client: &Client,
     uid: &str,
 ) -> Result<usize, VirtualPrivateCloudError> {
+    let items = list_owned::<T>(client, uid).await?;
+    for obj in &items {
+        if obj.meta().deletion_timestamp.is_none() {
+            delete::<T>(client, &obj.name_any()).await?;
+        }
+    }
+    Ok(items.len())
+}
+
+/// The objects of kind `T` labelled with the owner uid `uid`, from the API server.
+async fn list_owned<T: UpstreamKind>(
+    client: &Client,
+    uid: &str,
+) -> Result<Vec<T>, VirtualPrivateCloudError> {
     let selector = owner_selector(uid);
     let list = Api::<T>::all(client.clone())
         .list(&ListParams::default().labels(&selector))
@@ -413,10 +426,5 @@ async fn delete_owned_of<T: UpstreamKind>(
             name: selector.clone(),
             source,
         })?;
-    for obj in &list.items {
-        if obj.meta().deletion_timestamp.is_none() {
-            delete::<T>(client, &obj.name_any()).await?;
-        }
-    }
-    Ok(list.items.len())
+    Ok(list.items)
 }

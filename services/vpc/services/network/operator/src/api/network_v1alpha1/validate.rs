@@ -93,6 +93,14 @@ pub enum ValidationError {
         /// The cidrBlock.
         cidr: String,
     },
+    /// An allowSubnets entry is not a CIDR.
+    #[error("subnet {subnet}: allowSubnets {cidr} is not a CIDR")]
+    AllowSubnet {
+        /// The subnet.
+        subnet: String,
+        /// The entry.
+        cidr: String,
+    },
     /// Two subnets' ranges overlap.
     #[error("subnet {subnet}: cidrBlock {cidr} overlaps subnet {other} ({other_cidr})")]
     Overlap {
@@ -375,6 +383,16 @@ fn check_subnet(subnet: &SubnetSpec, errors: &mut Vec<ValidationError>) {
             subnet: name.clone(),
             entry: entry.clone(),
             cidr: subnet.cidr_block.clone(),
+        });
+    }
+    if let Some(cidr) = subnet
+        .allow_subnets
+        .iter()
+        .find(|c| Cidr::parse(c).is_none())
+    {
+        errors.push(ValidationError::AllowSubnet {
+            subnet: name.clone(),
+            cidr: cidr.clone(),
         });
     }
 }
@@ -670,6 +688,13 @@ mod tests {
                 subnet("web", "10.0.1.0/24"),
             ]),
             &["subnet web: the name is used more than once"],
+        );
+        let mut db = subnet("db", "10.0.2.0/24");
+        db.private = true;
+        db.allow_subnets = vec!["10.0.1.0/24".to_owned(), "web".to_owned()];
+        check(
+            &spec(vec![db]),
+            &["subnet db: allowSubnets web is not a CIDR"],
         );
         check(&spec(vec![]), &["subnets: a VPC needs at least one subnet"]);
     }

@@ -126,6 +126,12 @@ pub struct VirtualPrivateCloudSpec {
         "fieldPath": ".excludeIps"
     },
     {
+        "rule": "!has(self.allowSubnets) || self.allowSubnets.all(c, isCIDR(c))",
+        "messageExpression": "'subnet ' + self.name + ': allowSubnets ' + self.allowSubnets.filter(c, !isCIDR(c))[0] + ' is not a CIDR'",
+        "reason": "FieldValueInvalid",
+        "fieldPath": ".allowSubnets"
+    },
+    {
         "rule": "self.cidrBlock == oldSelf.cidrBlock",
         "messageExpression": "'subnet ' + self.name + ': cidrBlock is immutable (it was ' + oldSelf.cidrBlock + '); add a new subnet instead'",
         "reason": "FieldValueForbidden",
