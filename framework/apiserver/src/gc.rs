@@ -113,6 +113,21 @@ fn resolve(shared: &Shared, dependent: &Item, owner_ref: &Value) -> Owner {
     }
 }
 
+/// Whether `obj`, just written as a `info`, names an owner that does not exist (so the
+/// collector has work to do at once rather than at its next sweep).
+pub(crate) fn has_absent_owner(shared: &Shared, info: &Arc<ResourceInfo>, obj: &Value) -> bool {
+    let item = Item {
+        info: info.clone(),
+        obj: json!({"metadata": {"namespace": obj.pointer("/metadata/namespace")}}),
+    };
+    let refs = obj
+        .pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array);
+    refs.into_iter()
+        .flatten()
+        .any(|r| resolve(shared, &item, r) == Owner::Absent)
+}
+
 async fn patch_meta(shared: &Shared, item: &Item, meta: Value) {
     let mut body = json!({"metadata": meta});
     body["metadata"]["resourceVersion"] = item.obj["metadata"]["resourceVersion"].clone();

@@ -149,6 +149,19 @@ fn bind_namespace(target: &Target, obj: &mut Value) -> ApiResult<()> {
     }
 }
 
+/// A Service's `spec.clusterIP`, and nothing else of it.
+#[derive(serde::Deserialize)]
+struct ClusterIpOnly {
+    #[serde(default)]
+    spec: ClusterIpSpec,
+}
+
+#[derive(serde::Deserialize, Default)]
+struct ClusterIpSpec {
+    #[serde(default, rename = "clusterIP")]
+    cluster_ip: Option<String>,
+}
+
 impl Shared {
     /// Checks a namespace exists and is not terminating, before creating in it.
     async fn check_namespace(&self, ns: &str) -> ApiResult<()> {
@@ -294,8 +307,12 @@ impl Shared {
                 other => other.into(),
             })?;
         self.after_write(info);
-        if stored.pointer("/metadata/ownerReferences").is_some() {
-            // The owner may already be gone: let the garbage collector look now.
+        if stored.pointer("/metadata/ownerReferences").is_some()
+            && crate::gc::has_absent_owner(self, info, &stored)
+        {
+            // The owner is already gone: let the garbage collector look now rather than at
+            // its next sweep. (Kicking on every owned create made it sweep — read every
+            // stored object — back to back while a controller created children.)
             self.kick_controllers();
         }
         let created = object::to_served(info, object::from_stored(&kv)?);
@@ -324,12 +341,9 @@ impl Shared {
             )?
             .items
             .iter()
-            .filter_map(|kv| object::from_stored(kv).ok())
-            .filter_map(|o| {
-                o.pointer("/spec/clusterIP")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            })
+            // Only spec.clusterIP is read; the rest of each Service is skipped, not built.
+            .filter_map(|kv| serde_json::from_slice::<ClusterIpOnly>(&kv.value).ok())
+            .filter_map(|o| o.spec.cluster_ip)
             .collect();
         let ip = match spec["clusterIP"].as_str().filter(|s| !s.is_empty()) {
             Some(wanted) if used.contains(wanted) => {
