@@ -267,6 +267,9 @@ pub fn invalid(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::network_v1alpha1::SubnetSpec;
+    use crate::api::network_v1alpha1::VirtualPrivateCloud;
+    use crate::api::network_v1alpha1::VirtualPrivateCloudSpec;
 
     fn condition(type_: &str, status: &str, message: Option<&str>) -> ovn::Condition {
         ovn::Condition {
@@ -275,6 +278,89 @@ mod tests {
             message: message.map(ToOwned::to_owned),
             ..ovn::Condition::default()
         }
+    }
+
+    fn upstream() -> Upstream {
+        let spec = VirtualPrivateCloudSpec {
+            subnets: vec![
+                SubnetSpec {
+                    name: "web".to_owned(),
+                    cidr_block: "10.0.1.0/24,fd00::/64".to_owned(),
+                    ..SubnetSpec::default()
+                },
+                SubnetSpec {
+                    name: "db".to_owned(),
+                    cidr_block: "10.0.2.0/24".to_owned(),
+                    ..SubnetSpec::default()
+                },
+            ],
+            ..VirtualPrivateCloudSpec::default()
+        };
+        let mut obj = VirtualPrivateCloud::new("prod", spec);
+        obj.metadata.namespace = Some("tenant".to_owned());
+        super::super::upstream::desired(&obj)
+    }
+
+    fn ready_subnet(subnet: &mut ovn::Subnet, v4: f64, v6: f64) {
+        subnet.status = Some(ovn::SubnetStatus {
+            conditions: vec![condition("Ready", "True", None)],
+            v4available_ips: v4,
+            v6available_ips: v6,
+            ..ovn::SubnetStatus::default()
+        });
+    }
+
+    fn find<'a>(status: &'a VirtualPrivateCloudStatus, type_: &str) -> &'a Condition {
+        status
+            .conditions
+            .iter()
+            .find(|c| c.type_ == type_)
+            .expect(type_)
+    }
+
+    #[test]
+    fn the_status_adds_up_what_kube_ovn_reports() {
+        let now = Timestamp::UNIX_EPOCH;
+        let mut applied = upstream();
+        let pending = desired(&applied, &[], Some(1), now);
+        assert_eq!(pending.subnets_ready.as_deref(), Some("0/2"));
+        assert_eq!(find(&pending, READY).reason, PROVISIONING);
+        assert_eq!(find(&pending, PROGRESSING).status, ConditionStatus::True);
+        assert!(
+            find(&pending, READY)
+                .message
+                .contains("Subnet tenant-prod-web")
+        );
+
+        applied.vpc.status = Some(ovn::VpcStatus {
+            standby: true,
+            ..ovn::VpcStatus::default()
+        });
+        ready_subnet(&mut applied.subnets[0], 253.0, 1.8e19);
+        applied.subnets[1].status = Some(ovn::SubnetStatus {
+            conditions: vec![condition("Ready", "False", Some("VPC not found"))],
+            ..ovn::SubnetStatus::default()
+        });
+        let degraded = desired(&applied, &pending.conditions, Some(1), now);
+        assert_eq!(degraded.subnets_ready.as_deref(), Some("1/2"));
+        let message = &find(&degraded, DEGRADED).message;
+        assert_eq!(message, "Subnet tenant-prod-db: VPC not found");
+        assert_eq!(find(&degraded, READY).reason, UPSTREAM_FAILED);
+        let web = &degraded.subnets[0];
+        assert_eq!(
+            (web.protocol.as_str(), web.v4_available_ips),
+            ("Dual", Some(253.0))
+        );
+        assert_eq!(web.v6_available_ips, Some(1.8e19));
+        assert_eq!(degraded.subnets[1].v4_available_ips, None);
+
+        ready_subnet(&mut applied.subnets[1], 250.0, 0.0);
+        let ready = desired(&applied, &degraded.conditions, Some(2), now);
+        assert_eq!(find(&ready, READY).status, ConditionStatus::True);
+        assert_eq!(find(&ready, DEGRADED).status, ConditionStatus::False);
+        assert_eq!(find(&ready, VALIDATED).observed_generation, Some(2));
+        assert_eq!(ready.subnets[1].v6_available_ips, None, "IPv4 only");
+        assert_eq!(ready, desired(&applied, &ready.conditions, Some(2), now));
     }
 
     #[test]
