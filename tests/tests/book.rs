@@ -147,3 +147,31 @@ fn first_service_chapter_commands_run() {
         ],
     );
 }
+
+#[test]
+fn vpc_chapter_commands_run() {
+    let (stdout, stderr) = run_chapter("vpc.md");
+    expect_all(
+        &stdout,
+        &stderr,
+        &[
+            "create services/network/operator/src/controllers/virtual_private_cloud.rs",
+            "virtualprivatecloud.network.example.com/virtualprivatecloud-sample condition met",
+            "virtualprivatecloud-sample   tenant-a-virtualprivatecloud-sample",
+            "web 245 1.8446744073709552e+19",
+            "db 253 ",
+            "egress 172.19.0.",
+            "subnet.kubeovn.io/tenant-a-virtualprivatecloud-sample-web",
+            "iptablesdnatrule.kubeovn.io/tenant-a-virtualprivatecloud-sample-web-https",
+            "spec.subnets: Invalid value: \"object\": subnet web: cidrBlock 10.0.1.0/24,fd00:10:1::/64 overlaps subnet cache (10.0.1.128/25)",
+            "spec.subnets[1].cidrBlock: Forbidden: subnet db: cidrBlock is immutable (it was 10.0.2.0/24)",
+            "\"code\":422,\"reason\":\"Invalid\",\"message\":\"VirtualPrivateCloud \\\"virtualprivatecloud-sample\\\" is invalid: subnet web: cidrBlock 10.0.1.0/24,fd00:10:1::/64 overlaps subnet cache (10.0.1.128/25)\"",
+            "HTTP 422",
+            "HTTP 201",
+            "virtualprivatecloud.network.example.com \"virtualprivatecloud-sample\" deleted",
+            "No resources found",
+        ],
+    );
+    // The Kube-OVN objects were there while the VPC was, and are gone after it.
+    assert_eq!(stderr.matches("No resources found").count(), 1, "{stderr}");
+}
