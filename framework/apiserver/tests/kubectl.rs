@@ -1,99 +1,14 @@
 //! kubectl (from PATH) against `mni-dev up`, as a user would drive it; and durability across
 //! `kill -9`.
 
+mod support;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-struct Dev {
-    child: Child,
-    dir: PathBuf,
-}
-
-impl Dev {
-    /// Starts `mni-dev up` on a free port with a durable store in `dir`, waits for `ready`.
-    fn up(dir: &Path) -> Dev {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mni-dev"))
-            .args(["up", "--listen", "127.0.0.1:0", "--data-dir"])
-            .arg(dir.join("data"))
-            .arg("--kubeconfig")
-            .arg(dir.join("kubeconfig"))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("mni-dev starts");
-        let stdout = child.stdout.take().expect("stdout");
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).expect("read");
-        assert!(line.contains("ready"), "first line: {line}");
-        Dev {
-            child,
-            dir: dir.to_path_buf(),
-        }
-    }
-
-    fn kubectl(&self, args: &[&str]) -> Output {
-        self.kubectl_stdin(args, None)
-    }
-
-    fn kubectl_stdin(&self, args: &[&str], stdin: Option<&str>) -> Output {
-        let mut cmd = Command::new("kubectl");
-        cmd.arg("--kubeconfig")
-            .arg(self.dir.join("kubeconfig"))
-            .arg("--cache-dir")
-            .arg(self.dir.join("cache"))
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().expect("kubectl on PATH");
-        if let Some(input) = stdin {
-            use std::io::Write;
-            child
-                .stdin
-                .take()
-                .expect("stdin")
-                .write_all(input.as_bytes())
-                .expect("write");
-        }
-        drop(child.stdin.take());
-        child.wait_with_output().expect("kubectl output")
-    }
-
-    /// Runs kubectl and returns stdout, failing the test with stderr when it fails.
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.kubectl(args);
-        assert!(
-            out.status.success(),
-            "kubectl {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).to_string()
-    }
-
-    fn apply(&self, yaml: &str) -> String {
-        let out = self.kubectl_stdin(&["apply", "-f", "-"], Some(yaml));
-        assert!(
-            out.status.success(),
-            "apply failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).to_string()
-    }
-
-    fn kill9(mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Dev {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use support::dev::Dev;
 
 const CRD: &str = r#"
 apiVersion: apiextensions.k8s.io/v1

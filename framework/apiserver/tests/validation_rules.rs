@@ -2,78 +2,11 @@
 //! the book's `Network` CRD is installed, then valid and invalid objects are applied and
 //! kubectl's exact error output is pinned, including transition rules (`oldSelf`) on update.
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+mod support;
 
-struct Dev {
-    child: Child,
-    dir: PathBuf,
-}
+use std::path::Path;
 
-impl Dev {
-    /// Starts `mni-dev up` on a free port in `dir`, waits for `ready`.
-    fn up(dir: &Path) -> Dev {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mni-dev"))
-            .args(["up", "--listen", "127.0.0.1:0", "--data-dir"])
-            .arg(dir.join("data"))
-            .arg("--kubeconfig")
-            .arg(dir.join("kubeconfig"))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("mni-dev starts");
-        let stdout = child.stdout.take().expect("stdout");
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).expect("read");
-        assert!(line.contains("ready"), "first line: {line}");
-        Dev {
-            child,
-            dir: dir.to_path_buf(),
-        }
-    }
-
-    fn kubectl(&self, args: &[&str], stdin: Option<&str>) -> Output {
-        let mut child = Command::new("kubectl")
-            .arg("--kubeconfig")
-            .arg(self.dir.join("kubeconfig"))
-            .arg("--cache-dir")
-            .arg(self.dir.join("cache"))
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("kubectl on PATH");
-        if let Some(input) = stdin {
-            child
-                .stdin
-                .take()
-                .expect("stdin")
-                .write_all(input.as_bytes())
-                .expect("write");
-        }
-        drop(child.stdin.take());
-        child.wait_with_output().expect("kubectl output")
-    }
-
-    /// `kubectl apply -f -`: Ok(stdout) or Err(stderr).
-    fn apply(&self, yaml: &str) -> Result<String, String> {
-        let out = self.kubectl(&["apply", "-f", "-"], Some(yaml));
-        if out.status.success() {
-            Ok(String::from_utf8_lossy(&out.stdout).to_string())
-        } else {
-            Err(String::from_utf8_lossy(&out.stderr).to_string())
-        }
-    }
-}
-
-impl Drop for Dev {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use support::dev::Dev;
 
 fn example(name: &str) -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../book/src/examples");
@@ -85,36 +18,33 @@ fn validation_rules_through_kubectl() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dev = Dev::up(tmp.path());
     assert_eq!(
-        dev.apply(&example("network-crd.yaml")).as_deref(),
+        dev.try_apply(&example("network-crd.yaml")).as_deref(),
         Ok("customresourcedefinition.apiextensions.k8s.io/networks.vpc.example.com created\n")
     );
-    let out = dev.kubectl(
-        &[
-            "wait",
-            "--for=condition=Established",
-            "crd/networks.vpc.example.com",
-            "--timeout=30s",
-        ],
-        None,
-    );
+    let out = dev.kubectl(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/networks.vpc.example.com",
+        "--timeout=30s",
+    ]);
     assert!(out.status.success());
 
     // A valid address plan is accepted.
     assert_eq!(
-        dev.apply(&example("network.yaml")).as_deref(),
+        dev.try_apply(&example("network.yaml")).as_deref(),
         Ok("network.vpc.example.com/prod created\n")
     );
 
     // A gateway outside its subnet: the messageExpression, at the rule's fieldPath.
     assert_eq!(
-        dev.apply(&example("network-bad.yaml")),
+        dev.try_apply(&example("network-bad.yaml")),
         Err("The Network \"staging\" is invalid: spec.subnets[0].gateway: Invalid value: \"object\": gateway 10.1.9.1 is outside 10.1.1.0/24\n".to_string())
     );
 
     // Several failed rules at once; the subnet outside the VPC is reported at spec.subnets.
     let several = "apiVersion: vpc.example.com/v1\nkind: Network\nmetadata: {name: dev}\nspec:\n  cidr: 10.2.0.1/16\n  subnets:\n  - {name: a, cidr: 10.3.0.0/24}\n";
     assert_eq!(
-        dev.apply(several),
+        dev.try_apply(several),
         Err("The Network \"dev\" is invalid: \n* spec.subnets: Invalid value: \"object\": every subnet must be inside spec.cidr\n* spec.cidr: Invalid value: \"string\": must be a network address such as 10.0.0.0/16\n".to_string())
     );
 
@@ -122,17 +52,17 @@ fn validation_rules_through_kubectl() {
     // subnets are correlated by name, so reordering them and adding one is fine.
     let changed = example("network.yaml").replace("cidr: 10.0.0.0/16", "cidr: 10.9.0.0/16");
     assert_eq!(
-        dev.apply(&changed),
+        dev.try_apply(&changed),
         Err("The Network \"prod\" is invalid: \n* spec.subnets: Invalid value: \"object\": every subnet must be inside spec.cidr\n* spec.cidr: Invalid value: \"string\": cidr is immutable\n".to_string())
     );
     let moved = example("network.yaml").replace("10.0.2.0/24", "10.0.3.0/24");
     assert_eq!(
-        dev.apply(&moved),
+        dev.try_apply(&moved),
         Err("The Network \"prod\" is invalid: spec.subnets[1]: Forbidden: a subnet's cidr cannot change\n".to_string())
     );
     let reordered = "apiVersion: vpc.example.com/v1\nkind: Network\nmetadata: {name: prod}\nspec:\n  cidr: 10.0.0.0/16\n  subnets:\n  - {name: db, cidr: 10.0.2.0/24}\n  - {name: web, cidr: 10.0.1.0/24, gateway: 10.0.1.1}\n  - {name: cache, cidr: 10.0.4.0/24}\n";
     assert_eq!(
-        dev.apply(reordered).as_deref(),
+        dev.try_apply(reordered).as_deref(),
         Ok("network.vpc.example.com/prod configured\n")
     );
 
@@ -145,7 +75,7 @@ fn validation_rules_through_kubectl() {
         )
         .replace("rule: \"self == oldSelf\"", "rule: \"self ==\"");
     let err = dev
-        .apply(&broken)
+        .try_apply(&broken)
         .expect_err("a rule that does not compile");
     assert!(
         err.starts_with("The CustomResourceDefinition \"brokens.vpc.example.com\" is invalid: spec.validation.openAPIV3Schema.properties[spec].properties[cidr].x-kubernetes-validations[1].rule: Invalid value: apiextensions.ValidationRule{Rule:\"self ==\", Message:\"cidr is immutable\", MessageExpression:\"\", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: <input>:1:8: Syntax error:"),
@@ -154,36 +84,30 @@ fn validation_rules_through_kubectl() {
 
     // Status updates run the rules too, with the old object for transition rules.
     let pool_crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: pools.vpc.example.com}\nspec:\n  group: vpc.example.com\n  scope: Namespaced\n  names: {plural: pools, singular: pool, kind: Pool}\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    subresources: {status: {}}\n    schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n          spec: {type: object, properties: {size: {type: integer}}}\n          status:\n            type: object\n            properties: {used: {type: integer}}\n            x-kubernetes-validations:\n            - {rule: \"!has(self.used) || !has(oldSelf.used) || self.used >= oldSelf.used\", message: used never decreases}\n";
-    assert!(dev.apply(pool_crd).is_ok());
-    let out = dev.kubectl(
-        &[
-            "wait",
-            "--for=condition=Established",
-            "crd/pools.vpc.example.com",
-            "--timeout=30s",
-        ],
-        None,
-    );
+    assert!(dev.try_apply(pool_crd).is_ok());
+    let out = dev.kubectl(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/pools.vpc.example.com",
+        "--timeout=30s",
+    ]);
     assert!(out.status.success());
     assert!(
-        dev.apply(
+        dev.try_apply(
             "apiVersion: vpc.example.com/v1\nkind: Pool\nmetadata: {name: p}\nspec: {size: 4}\n"
         )
         .is_ok()
     );
     let status = |used: u32| {
-        dev.kubectl(
-            &[
-                "patch",
-                "pool",
-                "p",
-                "--subresource=status",
-                "--type=merge",
-                "-p",
-                &format!("{{\"status\":{{\"used\":{used}}}}}"),
-            ],
-            None,
-        )
+        dev.kubectl(&[
+            "patch",
+            "pool",
+            "p",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            &format!("{{\"status\":{{\"used\":{used}}}}}"),
+        ])
     };
     assert!(status(3).status.success());
     let out = status(2);

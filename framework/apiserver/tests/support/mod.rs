@@ -2,6 +2,8 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod dev;
+
 use kube::{Client, Config};
 use mni_apiserver::{Server, ServerBuilder};
 

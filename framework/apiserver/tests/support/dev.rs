@@ -1,0 +1,110 @@
+//! `mni-dev up` as a child process, driven with kubectl from PATH as a user would.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+/// `mni-dev up` in a child process, killed when dropped.
+pub struct Dev {
+    /// The `mni-dev` process.
+    pub child: Child,
+    dir: PathBuf,
+}
+
+impl Dev {
+    /// Starts `mni-dev up` on a free port with a durable store in `dir`, waits for `ready`.
+    pub fn up(dir: &Path) -> Dev {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mni-dev"))
+            .args(["up", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(dir.join("data"))
+            .arg("--kubeconfig")
+            .arg(dir.join("kubeconfig"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("mni-dev starts");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line).expect("read");
+        assert!(line.contains("ready"), "first line: {line}");
+        Dev {
+            child,
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    /// Runs kubectl with the server's kubeconfig.
+    pub fn kubectl(&self, args: &[&str]) -> Output {
+        self.kubectl_stdin(args, None)
+    }
+
+    /// Runs kubectl with `stdin` as its input.
+    pub fn kubectl_stdin(&self, args: &[&str], stdin: Option<&str>) -> Output {
+        let mut cmd = Command::new("kubectl");
+        cmd.arg("--kubeconfig")
+            .arg(self.dir.join("kubeconfig"))
+            .arg("--cache-dir")
+            .arg(self.dir.join("cache"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("kubectl on PATH");
+        if let Some(input) = stdin {
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .expect("stdin")
+                .write_all(input.as_bytes())
+                .expect("write");
+        }
+        drop(child.stdin.take());
+        child.wait_with_output().expect("kubectl output")
+    }
+
+    /// Runs kubectl and returns stdout, failing the test with stderr when it fails.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.kubectl(args);
+        assert!(
+            out.status.success(),
+            "kubectl {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    }
+
+    /// `kubectl apply -f -`: Ok(stdout) or Err(stderr).
+    pub fn try_apply(&self, yaml: &str) -> Result<String, String> {
+        let out = self.kubectl_stdin(&["apply", "-f", "-"], Some(yaml));
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).to_string())
+        } else {
+            Err(String::from_utf8_lossy(&out.stderr).to_string())
+        }
+    }
+
+    /// `kubectl apply -f -`, failing the test when it fails.
+    pub fn apply(&self, yaml: &str) -> String {
+        let out = self.kubectl_stdin(&["apply", "-f", "-"], Some(yaml));
+        assert!(
+            out.status.success(),
+            "apply failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    }
+
+    /// Kills the server as `kill -9` would.
+    pub fn kill9(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Dev {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
