@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{
-    CONVERGE, OPERATOR, Process, Project, eventually, eventually_value, free_port, http, run,
-    run_ok, workspace_bin,
+    CONVERGE, Process, Project, eventually, eventually_value, free_port, http, run, run_ok,
+    workspace_bin,
 };
 
 /// `mni-dev up` (TLS, workload simulator on) in a directory of its own, driven with kubectl as
@@ -25,6 +25,12 @@ pub struct Cluster {
 impl Cluster {
     /// Starts `mni-dev` with its data and kubeconfig under `dir`, and waits until it is ready.
     pub fn start(dir: &Path) -> Self {
+        Self::start_with(dir, &[])
+    }
+
+    /// [`Cluster::start`], with `extra` arguments to `mni-dev up` (e.g.
+    /// `["--simulate-upstream", "kube-ovn"]`).
+    pub fn start_with(dir: &Path, extra: &[&str]) -> Self {
         let kubeconfig = dir.join("kubeconfig");
         let mut command = Command::new(workspace_bin("mni-dev"));
         command
@@ -32,6 +38,7 @@ impl Cluster {
             .arg(dir.join("dev"))
             .arg("--kubeconfig")
             .arg(&kubeconfig)
+            .args(extra)
             .env("RUST_LOG", "warn");
         let mut mni_dev = Process::spawn("mni-dev", command);
         let line = mni_dev.wait_for_line("its ready line", Duration::from_secs(60), |l| {
@@ -166,7 +173,7 @@ impl Operator {
     /// Starts the operator binary of `project` with `kubeconfig`, and waits until its caches
     /// are synced.
     pub fn start(project: &Project, kubeconfig: &Path) -> Self {
-        let mut command = Command::new(project.bin(OPERATOR));
+        let mut command = Command::new(project.bin(project.operator()));
         command
             .args([
                 "--metrics-bind-address",
@@ -178,7 +185,7 @@ impl Operator {
             ])
             .env("KUBECONFIG", kubeconfig)
             .env("RUST_LOG", "info");
-        let mut process = Process::spawn(OPERATOR, command);
+        let mut process = Process::spawn(project.operator(), command);
         let serving = process.wait_for_line("its metrics address", CONVERGE, |l| {
             l.contains("\"serving metrics\"")
         });

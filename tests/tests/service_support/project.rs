@@ -19,6 +19,8 @@ use super::{BACKEND, FRONTEND, OPERATOR, run_ok, workspace_bin};
 pub struct Project {
     dir: PathBuf,
     bins: tempfile::TempDir,
+    /// The operator's binary name ([`OPERATOR`] for the scaffolded `billing` service).
+    operator: &'static str,
 }
 
 impl Project {
@@ -66,17 +68,58 @@ impl Project {
 
         // Other builds of a `billing` service (scripts/demo.sh) write the same file names
         // under target/debug: keep links to this build's binaries.
-        let bins = tempfile::tempdir().expect("tempdir");
-        for name in [OPERATOR, BACKEND, FRONTEND] {
-            let built = root.join("target/debug").join(name);
-            let kept = bins.path().join(name);
-            if std::fs::hard_link(&built, &kept).is_err() {
-                std::fs::copy(&built, &kept)
-                    .unwrap_or_else(|e| panic!("copy {}: {e}", built.display()));
-            }
-        }
+        let bins = keep_bins(&root, &[OPERATOR, BACKEND, FRONTEND]);
         drop(lock);
-        Self { dir, bins }
+        Self {
+            dir,
+            bins,
+            operator: OPERATOR,
+        }
+    }
+
+    /// Builds binaries `operator`, `backend` and `frontend` of the project committed at
+    /// `relative` in the repository (e.g. `services/vpc`), in place: its Cargo manifests name
+    /// the mNi crates by relative paths. The workspace's Cargo.lock is copied in (projects
+    /// ignore it) and the workspace's target directory is used, as for [`Project::build`],
+    /// under the same build lock.
+    pub fn build_committed(
+        relative: &str,
+        operator: &'static str,
+        backend: &str,
+        frontend: &str,
+    ) -> Self {
+        let root = mni_tests::repo_root();
+        let dir = root.join(relative);
+        let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("service-tests");
+        std::fs::create_dir_all(&tmp).expect("create target/tmp/service-tests");
+        let lock = File::create(tmp.join("build.lock")).expect("create the build lock");
+        lock.lock().expect("take the build lock");
+
+        let workspace_lock = std::fs::read(root.join("Cargo.lock")).expect("read Cargo.lock");
+        let project_lock = dir.join("Cargo.lock");
+        // Written only when it differs, so Cargo sees no change otherwise.
+        if std::fs::read(&project_lock).ok().as_ref() != Some(&workspace_lock) {
+            std::fs::write(&project_lock, &workspace_lock)
+                .unwrap_or_else(|e| panic!("write {}: {e}", project_lock.display()));
+        }
+
+        let started = Instant::now();
+        let mut cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+        cargo
+            .args(["build", "-p", operator, "-p", backend, "-p", frontend])
+            .current_dir(&dir)
+            .env("CARGO_TARGET_DIR", root.join("target"))
+            .env("CARGO_NET_OFFLINE", "true");
+        run_ok(cargo, Duration::from_secs(40 * 60));
+        println!("cargo build of {relative}: {:.1?}", started.elapsed());
+
+        let bins = keep_bins(&root, &[operator, backend, frontend]);
+        drop(lock);
+        Self {
+            dir,
+            bins,
+            operator,
+        }
     }
 
     /// A path in the project.
@@ -89,10 +132,31 @@ impl Project {
         &self.dir
     }
 
-    /// The built binary `name` ([`OPERATOR`], [`BACKEND`] or [`FRONTEND`]).
+    /// The built binary `name` ([`OPERATOR`], [`BACKEND`] or [`FRONTEND`], or the names given
+    /// to [`Project::build_committed`]).
     pub fn bin(&self, name: &str) -> PathBuf {
         self.bins.path().join(name)
     }
+
+    /// The operator's binary name.
+    pub fn operator(&self) -> &'static str {
+        self.operator
+    }
+}
+
+/// Hard links (or copies) to binaries `names` of `target/debug`, in a directory of their own:
+/// other builds writing the same file names do not change them.
+fn keep_bins(root: &Path, names: &[&str]) -> tempfile::TempDir {
+    let bins = tempfile::tempdir().expect("tempdir");
+    for name in names {
+        let built = root.join("target/debug").join(name);
+        let kept = bins.path().join(name);
+        if std::fs::hard_link(&built, &kept).is_err() {
+            std::fs::copy(&built, &kept)
+                .unwrap_or_else(|e| panic!("copy {}: {e}", built.display()));
+        }
+    }
+    bins
 }
 
 fn last_line(text: &str) -> &str {
