@@ -16,6 +16,8 @@
 //! Commands run in-process through `mni_scaffold::parse` and `mni_scaffold::run`, with the
 //! repository's sample external plugin on the plugin path.
 
+pub mod book;
+
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

@@ -1,40 +1,16 @@
-//! Runs every `$ ` command of the book chapters "Your first operator" and "Build your first
-//! service", in order, each chapter in one bash session in a temporary directory, with the
+//! Runs every `$ ` command of the book chapters "Your first operator", "Build your first
+//! service" and "Give a tenant a VPC", in order, each chapter in one bash session in a temporary directory, with the
 //! `mni-scaffold` and `mni-dev` binaries of this build and kubectl on PATH — and checks what the
 //! chapter says happens.
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// The binaries Cargo built for the workspace (`target/<profile>/`).
-fn bin_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary path");
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>/deps")
-        .to_path_buf()
-}
-
-/// The `$ ` lines of the chapter's console blocks, in order.
-fn console_commands(chapter: &str) -> Vec<String> {
-    let mut commands = Vec::new();
-    let mut in_console = false;
-    for line in chapter.lines() {
-        if line.starts_with("```") {
-            in_console = line.trim() == "```console";
-        } else if in_console && let Some(cmd) = line.strip_prefix("$ ") {
-            commands.push(cmd.to_owned());
-        }
-    }
-    commands
-}
 
 /// Runs the chapter's commands; returns stdout and stderr, or panics with both.
 fn run_chapter(file: &str) -> (String, String) {
     let root = mni_tests::repo_root();
     let chapter = std::fs::read_to_string(root.join("book/src").join(file))
         .unwrap_or_else(|e| panic!("book/src/{file}: {e}"));
-    let bins = bin_dir();
+    let bins = mni_tests::book::bin_dir();
     for bin in ["mni-scaffold", "mni-dev"] {
         assert!(
             bins.join(bin).is_file(),
@@ -42,7 +18,10 @@ fn run_chapter(file: &str) -> (String, String) {
             bins.display()
         );
     }
-    let commands = console_commands(&chapter);
+    let commands: Vec<String> = mni_tests::book::console_steps(&chapter)
+        .into_iter()
+        .map(|s| s.command)
+        .collect();
     assert!(commands.len() >= 10, "{file}: {commands:?}");
 
     let tmp = tempfile::tempdir().expect("tempdir");

@@ -5,47 +5,7 @@
 //! order (whitespace-insensitive, so kubectl's column widths may differ; other lines, such as
 //! the background `mni-dev`'s, may come between).
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// The binaries Cargo built for the workspace (`target/<profile>/`).
-fn bin_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary path");
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>/deps")
-        .to_path_buf()
-}
-
-/// One `$ ` command and the lines shown under it.
-#[derive(Debug)]
-struct Step {
-    command: String,
-    expected: Vec<String>,
-}
-
-fn steps(chapter: &str) -> Vec<Step> {
-    let mut steps: Vec<Step> = Vec::new();
-    let mut in_console = false;
-    for line in chapter.lines() {
-        if line.starts_with("```") {
-            in_console = line.trim() == "```console";
-        } else if in_console {
-            match line.strip_prefix("$ ") {
-                Some(command) => steps.push(Step {
-                    command: command.to_owned(),
-                    expected: Vec::new(),
-                }),
-                None => {
-                    if let Some(step) = steps.last_mut() {
-                        step.expected.push(line.to_owned());
-                    }
-                }
-            }
-        }
-    }
-    steps
-}
 
 /// The first ```yaml block.
 fn first_yaml_block(chapter: &str) -> String {
@@ -75,13 +35,13 @@ fn simulated_upstreams_chapter_commands_run() {
     let root = mni_tests::repo_root();
     let chapter = std::fs::read_to_string(root.join("book/src/simulated-upstreams.md"))
         .expect("book/src/simulated-upstreams.md");
-    let bins = bin_dir();
+    let bins = mni_tests::book::bin_dir();
     assert!(
         bins.join("mni-dev").is_file(),
         "mni-dev is built with the workspace tests (cargo nextest run --workspace, or cargo build -p mni-apiserver --bin mni-dev): {}",
         bins.display()
     );
-    let steps = steps(&chapter);
+    let steps = mni_tests::book::console_steps(&chapter);
     assert!(steps.len() >= 10, "{steps:?}");
     let tmp = tempfile::tempdir().expect("tempdir");
     std::fs::write(tmp.path().join("tenant-a.yaml"), first_yaml_block(&chapter)).expect("yaml");
