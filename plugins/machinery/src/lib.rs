@@ -33,6 +33,6 @@ pub use gitignore::{Gitignore, GitignoreError};
 pub use load::{LoadError, Loaded, load_universe};
 pub use marker::{Insert, InsertOutcome, MarkerError, insert, insert_into};
 pub use plan::{Action, Change, CommitReport, Plan, PlanError, plan};
-pub use rust::{RustError, check as check_rust, format_fragment};
+pub use rust::{RustError, check as check_rust, format_fragment, rustfmt_difference};
 pub use template::{TemplateError, TemplateFile, Templates};
 pub use validate::{ValidationError, validate};

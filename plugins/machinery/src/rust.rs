@@ -26,6 +26,66 @@ pub enum RustError {
         /// `syn`'s message.
         message: String,
     },
+    /// `rustfmt` could not be run or failed on the file.
+    #[error("{path}: rustfmt: {message}")]
+    Rustfmt {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// Where `rustfmt --edition 2024` would change `source`: the first differing line and the six
+/// lines rustfmt writes from there, or `None` when it would change nothing.
+///
+/// mNi never runs rustfmt on what it writes (see the module docs); plugins' tests use this to
+/// keep their templates' output rustfmt-clean, so that generated projects pass `cargo fmt
+/// --check` as they are.
+///
+/// # Errors
+///
+/// [`RustError::Rustfmt`] when rustfmt is missing or rejects the file.
+pub fn rustfmt_difference(path: &str, source: &str) -> Result<Option<String>, RustError> {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+
+    let fail = |message: String| RustError::Rustfmt {
+        path: path.to_owned(),
+        message,
+    };
+    let mut child = Command::new("rustfmt")
+        .args(["--edition", "2024"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| fail(format!("{e} (rustup component add rustfmt)")))?;
+    let mut stdin = child.stdin.take().ok_or_else(|| fail("no stdin".into()))?;
+    // rustfmt reads all of stdin before writing, so writing first cannot deadlock.
+    stdin
+        .write_all(source.as_bytes())
+        .map_err(|e| fail(e.to_string()))?;
+    drop(stdin);
+    let out = child.wait_with_output().map_err(|e| fail(e.to_string()))?;
+    if !out.status.success() {
+        return Err(fail(String::from_utf8_lossy(&out.stderr).into_owned()));
+    }
+    let formatted = String::from_utf8_lossy(&out.stdout);
+    let Some(first) = source
+        .lines()
+        .zip(formatted.lines())
+        .position(|(a, b)| a != b)
+        .or((source != formatted).then(|| source.lines().count()))
+    else {
+        return Ok(None);
+    };
+    let context: Vec<&str> = formatted.lines().skip(first).take(6).collect();
+    Ok(Some(format!(
+        "{path}:{}: rustfmt writes\n{}",
+        first + 1,
+        context.join("\n")
+    )))
 }
 
 /// Parses `source` as a Rust file; the error names `path`, line, column and `syn`'s message.
@@ -90,6 +150,25 @@ pub(crate) fn dedent(code: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn rustfmt_difference_names_the_first_line_rustfmt_changes() {
+        assert_eq!(
+            super::rustfmt_difference("ok.rs", "fn main() {}\n").expect("rustfmt runs"),
+            None
+        );
+        let diff = super::rustfmt_difference("bad.rs", "fn main() {}\nfn  f( ) {}\n")
+            .expect("rustfmt runs")
+            .expect("a difference");
+        assert!(
+            diff.starts_with("bad.rs:2: rustfmt writes\nfn f() {}"),
+            "{diff}"
+        );
+        assert!(matches!(
+            super::rustfmt_difference("broken.rs", "fn {"),
+            Err(super::RustError::Rustfmt { .. })
+        ));
+    }
+
     use super::*;
 
     fn check_format(input: &str, expected: &str) {

@@ -5,9 +5,6 @@
 //! generated project builds and its tests pass is checked on the committed `services/vpc`
 //! (`scripts/golden.sh`).
 
-use std::io::Write as _;
-use std::process::{Command, Stdio};
-
 use mni_plugin::{Context, FlagValue, FlagValues, PluginKey, ProjectConfig, Subcommand, Universe};
 use serde::Deserialize as _;
 
@@ -146,41 +143,6 @@ fn new_service_makes_the_vpc_service() {
     );
 }
 
-/// Where rustfmt would change `source`, or `None` when it would change nothing.
-fn rustfmt_diff(path: &str, source: &str) -> Option<String> {
-    let mut child = Command::new("rustfmt")
-        .args(["--edition", "2024"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("rustfmt runs (rustup component add rustfmt)");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(source.as_bytes())
-        .expect("write to rustfmt");
-    let out = child.wait_with_output().expect("rustfmt finishes");
-    assert!(
-        out.status.success(),
-        "rustfmt {path}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let formatted = String::from_utf8_lossy(&out.stdout);
-    let first = source
-        .lines()
-        .zip(formatted.lines())
-        .position(|(a, b)| a != b)
-        .or((source != formatted).then(|| source.lines().count()))?;
-    let context: Vec<&str> = formatted.lines().skip(first).take(6).collect();
-    Some(format!(
-        "{path}:{}: rustfmt writes\n{}",
-        first + 1,
-        context.join("\n")
-    ))
-}
-
 #[test]
 fn generated_rust_is_rustfmt_clean_for_short_and_long_names() {
     for name in ["vpc", "network", "abcdefghij-klmnopqrst-uvwxyzab"] {
@@ -189,7 +151,9 @@ fn generated_rust_is_rustfmt_clean_for_short_and_long_names() {
             .universe
             .iter()
             .filter(|(path, _)| path.starts_with("services/") && path.ends_with(".rs"))
-            .filter_map(|(path, file)| rustfmt_diff(path, file.contents()))
+            .filter_map(|(path, file)| {
+                mni_machinery::rustfmt_difference(path, file.contents()).expect("rustfmt runs")
+            })
             .collect();
         assert!(diffs.is_empty(), "{}", diffs.join("\n"));
     }
