@@ -70,6 +70,8 @@ pub(crate) struct Shared {
     pub(crate) authn: crate::auth::Authn,
     /// The labels of stored objects, for label-selected lists.
     pub(crate) labels: crate::list::LabelCache,
+    /// Watch lines encoded once per event and shared among the watchers that send the same one.
+    pub(crate) watch_lines: crate::watch::LineCache,
 }
 
 impl Shared {
@@ -240,6 +242,7 @@ impl ServerBuilder {
             bookmark_interval: self.bookmark_interval,
             address: RwLock::new(addr.to_string()),
             labels: crate::list::LabelCache::default(),
+            watch_lines: crate::watch::LineCache::default(),
         });
         crd::load_all(&shared).map_err(Error::Load)?;
         crate::controllers::bootstrap(&shared)

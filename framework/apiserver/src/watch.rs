@@ -8,7 +8,8 @@
 //! kube-apiserver sends it. Selectors turn updates that cross the selector's edge into
 //! `ADDED`/`DELETED`.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -26,6 +27,61 @@ use crate::server::Shared;
 
 /// Default watch duration when the client gives no `timeoutSeconds` (kube uses 30–60 min).
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
+
+/// How many events' encoded lines [`LineCache`] keeps.
+const LINE_CACHE_EVENTS: usize = 4096;
+
+/// One cached line: which object, in which served version and output, and its bytes.
+struct CachedLine {
+    key: String,
+    api_version: String,
+    metadata: bool,
+    line: Bytes,
+}
+
+/// The watch lines of recent events, encoded once and shared by every watcher without a
+/// selector that serves the same event in the same version and output: the first such watcher
+/// parses and encodes, the others copy the `Bytes` handle. Keyed by the event's revision (each
+/// write has its own), the oldest revisions are dropped first.
+#[derive(Default)]
+pub(crate) struct LineCache {
+    lines: Mutex<BTreeMap<i64, Vec<CachedLine>>>,
+}
+
+impl std::fmt::Debug for LineCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LineCache").finish_non_exhaustive()
+    }
+}
+
+impl LineCache {
+    fn get(&self, rev: i64, key: &str, api_version: &str, metadata: bool) -> Option<Bytes> {
+        let lines = self.lines.lock().unwrap_or_else(PoisonError::into_inner);
+        lines.get(&rev)?.iter().find_map(|c| {
+            (c.key == key && c.api_version == api_version && c.metadata == metadata)
+                .then(|| c.line.clone())
+        })
+    }
+
+    fn insert(&self, rev: i64, key: &str, api_version: String, metadata: bool, line: Bytes) {
+        let mut lines = self.lines.lock().unwrap_or_else(PoisonError::into_inner);
+        let entries = lines.entry(rev).or_default();
+        if !entries
+            .iter()
+            .any(|c| c.key == key && c.api_version == api_version && c.metadata == metadata)
+        {
+            entries.push(CachedLine {
+                key: key.to_owned(),
+                api_version,
+                metadata,
+                line,
+            });
+        }
+        while lines.len() > LINE_CACHE_EVENTS {
+            lines.pop_first();
+        }
+    }
+}
 
 struct Encoder {
     info: Arc<ResourceInfo>,
@@ -201,7 +257,7 @@ pub(crate) async fn watch(
                     }
                     Some(Ok(ev)) => {
                         last = ev.revision();
-                        translate(&encoder, &filter, &ev)
+                        translate(&encoder, &filter, &ev, &shared.watch_lines)
                     }
                 },
             };
@@ -225,7 +281,37 @@ pub(crate) async fn watch(
 use tokio_stream::StreamExt as _;
 
 /// Turns a store event into a watch line, applying the selector edge rules.
-fn translate(enc: &Encoder, filter: &Filter, ev: &mni_store::Event) -> Option<Bytes> {
+///
+/// Without a selector the line depends only on the event, the served version and the output, so
+/// it comes from (and goes to) the shared [`LineCache`].
+fn translate(
+    enc: &Encoder,
+    filter: &Filter,
+    ev: &mni_store::Event,
+    lines: &LineCache,
+) -> Option<Bytes> {
+    let shareable = filter.is_empty() && enc.output != Output::Table;
+    if !shareable {
+        return translate_one(enc, filter, ev);
+    }
+    let api_version = enc.info.api_version();
+    let metadata = enc.output == Output::Metadata;
+    if let Some(line) = lines.get(ev.revision(), &ev.kv.key, &api_version, metadata) {
+        return Some(line);
+    }
+    let line = translate_one(enc, filter, ev)?;
+    lines.insert(
+        ev.revision(),
+        &ev.kv.key,
+        api_version,
+        metadata,
+        line.clone(),
+    );
+    Some(line)
+}
+
+/// Parses and encodes one event for one watcher.
+fn translate_one(enc: &Encoder, filter: &Filter, ev: &mni_store::Event) -> Option<Bytes> {
     use mni_store::EventKind;
     let now = enc.served(&ev.kv)?;
     match ev.kind {
