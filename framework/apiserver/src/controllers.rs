@@ -133,14 +133,18 @@ async fn finalize_namespaces(shared: &Shared) -> ApiResult<()> {
         }
         if remaining == 0 {
             match shared.store.delete(&kv.key, Some(kv.mod_revision)).await {
-                Ok(_)
-                | Err(mni_store::Error::NotFound { .. } | mni_store::Error::Conflict { .. }) => {}
+                // Objects the namespace owned are now garbage.
+                Ok(_) => shared.kick_controllers(),
+                Err(mni_store::Error::NotFound { .. } | mni_store::Error::Conflict { .. }) => {}
                 Err(e) => return Err(e.into()),
             }
         }
     }
     Ok(())
 }
+
+/// Seconds between the garbage collector's safety-net sweeps.
+const GC_SWEEP_SECONDS: u64 = 60;
 
 /// Runs the namespace finalizer: on every deletion kick, and every second as a safety net.
 pub(crate) async fn run(shared: Arc<Shared>) {
@@ -149,7 +153,8 @@ pub(crate) async fn run(shared: Arc<Shared>) {
     loop {
         // A deletion kicks both loops at once; otherwise the namespace finalizer (cheap: it
         // looks at namespaces only) runs every second and a full garbage-collection sweep,
-        // which reads every object, every ten seconds.
+        // which reads every object, every minute. The sweep is only a safety net: every write
+        // that makes garbage (a removal, a reference to a gone owner) kicks it at once.
         let kicked = tokio::select! {
             _ = stop.changed() => return,
             () = shared.wait_for_kick() => true,
@@ -159,7 +164,7 @@ pub(crate) async fn run(shared: Arc<Shared>) {
         if let Err(e) = finalize_namespaces(&shared).await {
             tracing::warn!(error = %e, "namespace finalizer");
         }
-        if (kicked || ticks.is_multiple_of(10))
+        if (kicked || ticks.is_multiple_of(GC_SWEEP_SECONDS))
             && let Err(e) = crate::gc::collect(&shared).await
         {
             tracing::warn!(error = %e, "garbage collector");

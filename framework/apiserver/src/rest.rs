@@ -630,6 +630,14 @@ impl Shared {
             {
                 Ok(kv) => {
                     self.after_write(info);
+                    if stored.pointer("/metadata/ownerReferences")
+                        != current.pointer("/metadata/ownerReferences")
+                        && crate::gc::has_absent_owner(self, info, &stored)
+                    {
+                        // A reference to a gone owner was just added: collect now rather
+                        // than at the next safety-net sweep.
+                        self.kick_controllers();
+                    }
                     let updated = object::to_served(info, object::from_stored(&kv)?);
                     if crd::is_crd(info) {
                         crd::register(self, &updated)?;
