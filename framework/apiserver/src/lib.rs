@@ -31,6 +31,7 @@ mod error;
 mod fields;
 mod gc;
 mod https;
+mod ipalloc;
 pub mod kubeconfig;
 mod list;
 mod object;

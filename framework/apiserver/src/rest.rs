@@ -149,19 +149,6 @@ fn bind_namespace(target: &Target, obj: &mut Value) -> ApiResult<()> {
     }
 }
 
-/// A Service's `spec.clusterIP`, and nothing else of it.
-#[derive(serde::Deserialize)]
-struct ClusterIpOnly {
-    #[serde(default)]
-    spec: ClusterIpSpec,
-}
-
-#[derive(serde::Deserialize, Default)]
-struct ClusterIpSpec {
-    #[serde(default, rename = "clusterIP")]
-    cluster_ip: Option<String>,
-}
-
 impl Shared {
     /// Checks a namespace exists and is not terminating, before creating in it.
     async fn check_namespace(&self, ns: &str) -> ApiResult<()> {
@@ -273,9 +260,13 @@ impl Shared {
         if crd::is_crd(info) {
             crd::prepare(self, &mut obj, None)?;
         }
-        if is_service(info) {
-            self.allocate_cluster_ip(&mut obj)?;
-        }
+        let key = info.key(target.namespace.as_deref(), object::name(&obj));
+        // Held until the Service is stored; given back if it is not.
+        let reserved = if is_service(info) {
+            self.allocate_cluster_ip(&key, &mut obj)?
+        } else {
+            None
+        };
         if !applied {
             crate::fields::track_update(info, None, &mut obj, &opts.manager, None);
         }
@@ -295,7 +286,6 @@ impl Shared {
             });
         }
         let stored = object::to_storage(info, obj);
-        let key = info.key(target.namespace.as_deref(), &name);
         let kv = self
             .store
             .create(&key, object::to_stored(&stored)?)
@@ -307,6 +297,9 @@ impl Shared {
                 other => other.into(),
             })?;
         self.after_write(info);
+        if let Some(r) = reserved {
+            r.commit();
+        }
         if stored.pointer("/metadata/ownerReferences").is_some()
             && crate::gc::has_absent_owner(self, info, &stored)
         {
@@ -328,50 +321,29 @@ impl Shared {
 
     /// Gives a Service a ClusterIP from 10.96.0.0/12 unless it is headless, an ExternalName, or
     /// asked for a specific address (which must be free).
-    fn allocate_cluster_ip(&self, svc: &mut Value) -> ApiResult<()> {
+    fn allocate_cluster_ip(
+        &self,
+        key: &str,
+        svc: &mut Value,
+    ) -> ApiResult<Option<crate::ipalloc::Reservation<'_>>> {
         let spec = &svc["spec"];
         if spec["type"] == "ExternalName" || spec["clusterIP"] == "None" {
-            return Ok(());
+            return Ok(None);
         }
-        let used: std::collections::BTreeSet<String> = self
-            .store
-            .list(
-                "/registry/core/services/",
-                &mni_store::ListOptions::default(),
-            )?
-            .items
-            .iter()
-            // Only spec.clusterIP is read; the rest of each Service is skipped, not built.
-            .filter_map(|kv| serde_json::from_slice::<ClusterIpOnly>(&kv.value).ok())
-            .filter_map(|o| o.spec.cluster_ip)
-            .collect();
-        let ip = match spec["clusterIP"].as_str().filter(|s| !s.is_empty()) {
-            Some(wanted) if used.contains(wanted) => {
-                return Err(ApiError::invalid(
-                    "Service",
-                    "",
-                    object::name(svc),
-                    &[mni_apimachinery::FieldError::invalid(
-                        "spec.clusterIPs",
-                        json!([wanted]),
-                        "failed to allocate IP: provided IP is already allocated",
-                    )],
-                ));
-            }
-            Some(wanted) => wanted.to_string(),
-            None => {
-                // 10.96.0.0/12 without its network, broadcast and the API server's .1.
-                let seed = uuid::Uuid::new_v4().as_u128();
-                (0..(1u32 << 20) - 3)
-                    .map(|i| ((seed as u32).wrapping_add(i) % ((1 << 20) - 3)) + 2)
-                    .map(|n| {
-                        let v = (10u32 << 24) | (96 << 16) | n;
-                        std::net::Ipv4Addr::from(v).to_string()
-                    })
-                    .find(|ip| !used.contains(ip))
-                    .ok_or_else(|| ApiError::internal("the service IP range is full"))?
-            }
+        let wanted = spec["clusterIP"].as_str().filter(|s| !s.is_empty());
+        let Some(reserved) = self.cluster_ips.reserve(&self.store, key, wanted)? else {
+            return Err(ApiError::invalid(
+                "Service",
+                "",
+                object::name(svc),
+                &[mni_apimachinery::FieldError::invalid(
+                    "spec.clusterIPs",
+                    json!([wanted]),
+                    "failed to allocate IP: provided IP is already allocated",
+                )],
+            ));
         };
+        let ip = reserved.ip().to_string();
         svc["spec"]["clusterIP"] = json!(ip);
         svc["spec"]["clusterIPs"] = json!([ip]);
         if svc["spec"].get("ipFamilies").is_none() {
@@ -380,7 +352,7 @@ impl Shared {
         if svc["spec"].get("ipFamilyPolicy").is_none() {
             svc["spec"]["ipFamilyPolicy"] = json!("SingleStack");
         }
-        Ok(())
+        Ok(Some(reserved))
     }
 
     /// PUT of an object or subresource.
@@ -594,6 +566,9 @@ impl Shared {
                 self.before_remove(info, &next).await?;
                 return match self.store.delete(&key, Some(revision)).await {
                     Ok(_) => {
+                        if is_service(info) {
+                            self.cluster_ips.removed(&key, &current);
+                        }
                         self.after_delete(info);
                         Ok(Reply {
                             code: 200,
@@ -630,6 +605,9 @@ impl Shared {
             {
                 Ok(kv) => {
                     self.after_write(info);
+                    if is_service(info) {
+                        self.cluster_ips.updated(&key, &current, &stored);
+                    }
                     if stored.pointer("/metadata/ownerReferences")
                         != current.pointer("/metadata/ownerReferences")
                         && crate::gc::has_absent_owner(self, info, &stored)
@@ -735,6 +713,9 @@ impl Shared {
             self.before_remove(info, &current).await?;
             match self.store.delete(&key, Some(revision)).await {
                 Ok(_) => {
+                    if is_service(info) {
+                        self.cluster_ips.removed(&key, &current);
+                    }
                     self.after_delete(info);
                     return Ok(Reply::ok(current));
                 }

@@ -72,6 +72,8 @@ pub(crate) struct Shared {
     pub(crate) labels: crate::list::LabelCache,
     /// Watch lines encoded once per event and shared among the watchers that send the same one.
     pub(crate) watch_lines: crate::watch::LineCache,
+    /// The Services' allocated cluster IPs.
+    pub(crate) cluster_ips: crate::ipalloc::ClusterIps,
 }
 
 impl Shared {
@@ -243,6 +245,7 @@ impl ServerBuilder {
             address: RwLock::new(addr.to_string()),
             labels: crate::list::LabelCache::default(),
             watch_lines: crate::watch::LineCache::default(),
+            cluster_ips: crate::ipalloc::ClusterIps::default(),
         });
         crd::load_all(&shared).map_err(Error::Load)?;
         crate::controllers::bootstrap(&shared)
