@@ -53,22 +53,12 @@ impl Project {
         std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock"))
             .expect("copy the workspace's Cargo.lock into the project");
 
-        let started = Instant::now();
-        let mut cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-        cargo
-            .args(["build", "-p", OPERATOR, "-p", BACKEND, "-p", FRONTEND])
-            .current_dir(&dir)
-            .env("CARGO_TARGET_DIR", root.join("target"))
-            .env("CARGO_NET_OFFLINE", "true");
-        run_ok(cargo, Duration::from_secs(40 * 60));
-        println!(
-            "cargo build of the billing service: {:.1?}",
-            started.elapsed()
+        let bins = build_bins(
+            &root,
+            &dir,
+            "the billing service",
+            &[OPERATOR, BACKEND, FRONTEND],
         );
-
-        // Other builds of a `billing` service (scripts/demo.sh) write the same file names
-        // under target/debug: keep links to this build's binaries.
-        let bins = keep_bins(&root, &[OPERATOR, BACKEND, FRONTEND]);
         drop(lock);
         Self {
             dir,
@@ -103,17 +93,7 @@ impl Project {
                 .unwrap_or_else(|e| panic!("write {}: {e}", project_lock.display()));
         }
 
-        let started = Instant::now();
-        let mut cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-        cargo
-            .args(["build", "-p", operator, "-p", backend, "-p", frontend])
-            .current_dir(&dir)
-            .env("CARGO_TARGET_DIR", root.join("target"))
-            .env("CARGO_NET_OFFLINE", "true");
-        run_ok(cargo, Duration::from_secs(40 * 60));
-        println!("cargo build of {relative}: {:.1?}", started.elapsed());
-
-        let bins = keep_bins(&root, &[operator, backend, frontend]);
+        let bins = build_bins(&root, &dir, relative, &[operator, backend, frontend]);
         drop(lock);
         Self {
             dir,
@@ -146,6 +126,34 @@ impl Project {
 
 /// Hard links (or copies) to binaries `names` of `target/debug`, in a directory of their own:
 /// other builds writing the same file names do not change them.
+/// Builds the packages `names` of the project in `dir` into the workspace's target directory and
+/// keeps links to their binaries.
+///
+/// Other projects build binaries of the same names into the same `target/debug` (the book's
+/// chapters, the demo, `scripts/golden.sh`), and Cargo does not replace an uplifted binary that
+/// is newer than its own build of it: the old ones are removed first, so that what is kept is
+/// this project's.
+fn build_bins(root: &Path, dir: &Path, what: &str, names: &[&str]) -> tempfile::TempDir {
+    for name in names {
+        match std::fs::remove_file(root.join("target/debug").join(name)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => panic!("remove target/debug/{name}: {e}"),
+        }
+    }
+    let started = Instant::now();
+    let mut cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cargo
+        .arg("build")
+        .args(names.iter().flat_map(|name| ["-p", name]))
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", root.join("target"))
+        .env("CARGO_NET_OFFLINE", "true");
+    run_ok(cargo, Duration::from_secs(40 * 60));
+    println!("cargo build of {what}: {:.1?}", started.elapsed());
+    keep_bins(root, names)
+}
+
 fn keep_bins(root: &Path, names: &[&str]) -> tempfile::TempDir {
     let bins = tempfile::tempdir().expect("tempdir");
     for name in names {
