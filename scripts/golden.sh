@@ -17,5 +17,10 @@ for dir in "${dirs[@]}"; do
   echo "== $dir"
   find "$dir" -name '*.rs' -not -path '*/target/*' -print0 | xargs -0 rustfmt --check --edition 2024
   cp Cargo.lock "$dir/Cargo.lock"
+  # Cargo identifies a workspace member by its name and its path relative to the workspace, so
+  # another project with a crate of the same name at the same relative path (the book's
+  # chapters build such projects into the same target directory) looks like this one, and
+  # committed sources are older than that build: touch them, so that Cargo rebuilds them.
+  find "$dir" -path "$dir/target" -prune -o -type f -not -name Cargo.lock -print0 | xargs -0 touch
   CARGO_TARGET_DIR="$root/target" cargo test --offline --workspace --manifest-path "$dir/Cargo.toml"
 done

@@ -93,6 +93,11 @@ impl Project {
                 .unwrap_or_else(|e| panic!("write {}: {e}", project_lock.display()));
         }
 
+        // Cargo identifies a workspace member by its name and its path relative to the
+        // workspace: a project scaffolded elsewhere with the same service name (the book's
+        // chapter) looks like this one to Cargo, and committed sources are older than its
+        // build. Touch them, so that Cargo rebuilds this project's crates.
+        touch_tree(&dir);
         let bins = build_bins(&root, &dir, relative, &[operator, backend, frontend]);
         drop(lock);
         Self {
@@ -152,6 +157,19 @@ fn build_bins(root: &Path, dir: &Path, what: &str, names: &[&str]) -> tempfile::
     run_ok(cargo, Duration::from_secs(40 * 60));
     println!("cargo build of {what}: {:.1?}", started.elapsed());
     keep_bins(root, names)
+}
+
+/// Sets the modification time of every file under `dir` (but `target/`) to now.
+fn touch_tree(dir: &Path) {
+    let now = std::time::SystemTime::now();
+    for path in mni_tests::read_tree(dir).expect("read the project").keys() {
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(dir.join(path))
+            .unwrap_or_else(|e| panic!("open {path}: {e}"));
+        file.set_modified(now)
+            .unwrap_or_else(|e| panic!("touch {path}: {e}"));
+    }
 }
 
 fn keep_bins(root: &Path, names: &[&str]) -> tempfile::TempDir {
