@@ -5,17 +5,6 @@
 
 use std::process::Command;
 
-/// Removes `$CARGO_TARGET_DIR/debug/<bin>` for every binary target of the project in the
-/// current directory.
-const REMOVE_PROJECT_BINARIES: &str = r#"cargo metadata --no-deps --format-version 1 --offline | python3 -c 'import json, os, sys
-for package in json.load(sys.stdin)["packages"]:
-    for target in package["targets"]:
-        if "bin" in target["kind"]:
-            path = os.path.join(os.environ["CARGO_TARGET_DIR"], "debug", target["name"])
-            if os.path.exists(path):
-                os.remove(path)'
-"#;
-
 /// Runs the chapter's commands; returns stdout and stderr, or panics with both.
 fn run_chapter(file: &str) -> (String, String) {
     let root = mni_tests::repo_root();
@@ -41,13 +30,6 @@ fn run_chapter(file: &str) -> (String, String) {
     let mut script =
         String::from("set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n");
     for cmd in &commands {
-        if cmd.starts_with("cargo build") {
-            // Other projects build binaries of the same names into the shared target directory
-            // (the golden projects, services/vpc, the demo), and Cargo does not replace an
-            // uplifted binary newer than its own build: remove this project's first, so that
-            // the chapter's `cargo run` runs what the chapter built.
-            script.push_str(REMOVE_PROJECT_BINARIES);
-        }
         script.push_str(cmd);
         script.push('\n');
         if cmd.starts_with("mkdir ") {

@@ -132,20 +132,8 @@ impl Project {
 /// Hard links (or copies) to binaries `names` of `target/debug`, in a directory of their own:
 /// other builds writing the same file names do not change them.
 /// Builds the packages `names` of the project in `dir` into the workspace's target directory and
-/// keeps links to their binaries.
-///
-/// Other projects build binaries of the same names into the same `target/debug` (the book's
-/// chapters, the demo, `scripts/golden.sh`), and Cargo does not replace an uplifted binary that
-/// is newer than its own build of it: the old ones are removed first, so that what is kept is
-/// this project's.
+/// keeps links to their binaries (other projects build binaries of the same names there).
 fn build_bins(root: &Path, dir: &Path, what: &str, names: &[&str]) -> tempfile::TempDir {
-    for name in names {
-        match std::fs::remove_file(root.join("target/debug").join(name)) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => panic!("remove target/debug/{name}: {e}"),
-        }
-    }
     let started = Instant::now();
     let mut cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     cargo
