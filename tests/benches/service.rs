@@ -38,7 +38,7 @@ impl Drop for Guard {
 }
 
 fn cargo(target_dir: &Path, args: &[&str]) -> Result<()> {
-    let status = Command::new(env!("CARGO"))
+    let status = mni_tests::clean_cargo_env(&mut Command::new(env!("CARGO")))
         .args(args)
         .env("CARGO_TARGET_DIR", target_dir)
         .status()

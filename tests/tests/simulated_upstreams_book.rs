@@ -65,7 +65,7 @@ fn simulated_upstreams_chapter_commands_run() {
         bins.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let out = Command::new("bash")
+    let out = mni_tests::clean_cargo_env(&mut Command::new("bash"))
         .arg("-c")
         .arg(&script)
         .current_dir(tmp.path())

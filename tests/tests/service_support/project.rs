@@ -129,14 +129,12 @@ impl Project {
     }
 }
 
-/// Hard links (or copies) to binaries `names` of `target/debug`, in a directory of their own:
-/// other builds writing the same file names do not change them.
 /// Builds the packages `names` of the project in `dir` into the workspace's target directory and
 /// keeps links to their binaries (other projects build binaries of the same names there).
 fn build_bins(root: &Path, dir: &Path, what: &str, names: &[&str]) -> tempfile::TempDir {
     let started = Instant::now();
     let mut cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-    cargo
+    mni_tests::clean_cargo_env(&mut cargo)
         .arg("build")
         .args(names.iter().flat_map(|name| ["-p", name]))
         .current_dir(dir)
@@ -160,6 +158,8 @@ fn touch_tree(dir: &Path) {
     }
 }
 
+/// Hard links (or copies) to binaries `names` of `target/debug`, in a directory of their own:
+/// other builds writing the same file names do not change them.
 fn keep_bins(root: &Path, names: &[&str]) -> tempfile::TempDir {
     let bins = tempfile::tempdir().expect("tempdir");
     for name in names {
