@@ -271,9 +271,11 @@ pub(crate) struct Snapshot {
     pub(crate) services: Vec<Arc<Service>>,
     /// Services by namespace and name.
     service_by_key: HashMap<(String, String), Arc<Service>>,
-    /// Services with a selector, by namespace and the first (smallest) label of the selector.
+    /// Services with a selector, each under one label of its selector: the one fewest
+    /// Services' selectors share (labels every Service of a kind has, such as
+    /// `app.kubernetes.io/component: frontend`, would put them all under one entry).
     services_by_label: HashMap<(String, String, String), Vec<Arc<Service>>>,
-    /// The label keys that are some selector's first.
+    /// The label keys some selector uses.
     selector_keys: HashSet<String>,
     /// Pods by namespace and each label whose key is in `selector_keys`.
     pods_by_label: HashMap<(String, String, String), Vec<Arc<Pod>>>,
@@ -323,14 +325,26 @@ impl Snapshot {
         let mut services_by_label: HashMap<(String, String, String), Vec<Arc<Service>>> =
             HashMap::new();
         let mut selector_keys = HashSet::new();
+        let mut sharing: HashMap<(&str, &str, &str), usize> = HashMap::new();
         for svc in &services {
-            if let Some((k, v)) = selector(svc).and_then(|s| s.iter().next()) {
-                let ns = svc.metadata.namespace.clone().unwrap_or_default();
+            let ns = svc.metadata.namespace.as_deref().unwrap_or_default();
+            for (k, v) in selector(svc).into_iter().flatten() {
                 selector_keys.insert(k.clone());
-                let e = services_by_label.entry((ns, k.clone(), v.clone()));
+                *sharing.entry((ns, k, v)).or_default() += 1;
+            }
+        }
+        for svc in &services {
+            let ns = svc.metadata.namespace.as_deref().unwrap_or_default();
+            let rarest = selector(svc)
+                .into_iter()
+                .flatten()
+                .min_by_key(|(k, v)| sharing.get(&(ns, k.as_str(), v.as_str())));
+            if let Some((k, v)) = rarest {
+                let e = services_by_label.entry((ns.to_string(), k.clone(), v.clone()));
                 e.or_default().push(svc.clone());
             }
         }
+        drop(sharing);
         let mut pods_by_label: HashMap<(String, String, String), Vec<Arc<Pod>>> = HashMap::new();
         for p in &pods {
             let ns = p.metadata.namespace.as_deref().unwrap_or_default();
@@ -470,15 +484,109 @@ impl Snapshot {
         self.endpoints_by_pod.get(&k).map_or(&[], Vec::as_slice)
     }
 
-    /// The pods in `svc`'s namespace that may match its selector (all of them carry the
-    /// selector's first label); empty for a Service without a selector.
+    /// The pods in `svc`'s namespace that may match its selector: those carrying the label of
+    /// the selector that the fewest pods carry. Empty for a Service without a selector.
     pub(crate) fn pods_for_service(&self, svc: &Service) -> &[Arc<Pod>] {
-        let Some((k, v)) = selector(svc).and_then(|s| s.iter().next()) else {
+        let Some(selector) = selector(svc) else {
             return &[];
         };
         let ns = svc.metadata.namespace.clone().unwrap_or_default();
-        self.pods_by_label
-            .get(&(ns, k.clone(), v.clone()))
-            .map_or(&[], Vec::as_slice)
+        selector
+            .iter()
+            .map(|(k, v)| {
+                self.pods_by_label
+                    .get(&(ns.clone(), k.clone(), v.clone()))
+                    .map_or(&[][..], Vec::as_slice)
+            })
+            .min_by_key(|pods| pods.len())
+            .unwrap_or(&[])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pod(name: &str, component: &str, instance: &str) -> Arc<Pod> {
+        Arc::new(
+            serde_json::from_value(json!({
+                "metadata": {"name": name, "namespace": "default", "labels": {
+                    "app.kubernetes.io/component": component,
+                    "app.kubernetes.io/instance": instance,
+                }},
+            }))
+            .expect("pod"),
+        )
+    }
+
+    fn service(name: &str, selector: serde_json::Value) -> Arc<Service> {
+        Arc::new(
+            serde_json::from_value(json!({
+                "metadata": {"name": name, "namespace": "default"},
+                "spec": {"selector": selector},
+            }))
+            .expect("service"),
+        )
+    }
+
+    /// Many installations whose Services share their first selector label: every lookup still
+    /// sees only the few candidates of its own installation, and finds exactly the matches.
+    #[test]
+    fn lookups_use_the_most_selective_label() {
+        let mut pods = Vec::new();
+        let mut services = Vec::new();
+        for i in 0..50 {
+            let instance = format!("i{i}");
+            for component in ["backend", "frontend"] {
+                pods.push(pod(
+                    &format!("{instance}-{component}"),
+                    component,
+                    &instance,
+                ));
+                services.push(service(
+                    &format!("{instance}-{component}"),
+                    json!({"app.kubernetes.io/component": component,
+                           "app.kubernetes.io/instance": instance}),
+                ));
+            }
+        }
+        // One Service selecting every frontend.
+        services.push(service(
+            "all-frontends",
+            json!({"app.kubernetes.io/component": "frontend"}),
+        ));
+        let snap = Snapshot::new(pods, vec![], vec![], vec![], vec![], services, vec![]);
+
+        let svc = snap
+            .service("default", "i7-frontend")
+            .expect("service")
+            .clone();
+        let candidates = snap.pods_for_service(&svc);
+        assert_eq!(candidates.len(), 2, "only i7's pods are candidates");
+        let all = snap
+            .service("default", "all-frontends")
+            .expect("service")
+            .clone();
+        assert_eq!(snap.pods_for_service(&all).len(), 50);
+
+        let labels: BTreeMap<String, String> = [
+            ("app.kubernetes.io/component", "frontend"),
+            ("app.kubernetes.io/instance", "i7"),
+            ("unrelated", "x"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let mut found = snap.services_selecting("default", &labels);
+        found.sort();
+        assert_eq!(
+            found,
+            vec![
+                ("default".to_string(), "all-frontends".to_string()),
+                ("default".to_string(), "i7-frontend".to_string()),
+            ]
+        );
+        assert!(snap.services_selecting("other", &labels).is_empty());
     }
 }
