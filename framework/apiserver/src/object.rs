@@ -155,15 +155,22 @@ pub(crate) fn partial_metadata(obj: &Value) -> Value {
     })
 }
 
-/// The object without `status`, `metadata` and the type fields: what bumps `generation`.
-pub(crate) fn spec_of(obj: &Value) -> Value {
-    let mut copy = obj.clone();
-    if let Some(o) = copy.as_object_mut() {
-        for k in ["metadata", "status", "apiVersion", "kind"] {
-            o.remove(k);
-        }
-    }
-    copy
+/// Whether two objects differ outside `status`, `metadata` and the type fields: what bumps
+/// `generation`. Compares in place, without copying either.
+pub(crate) fn spec_differs(a: &Value, b: &Value) -> bool {
+    const NOT_SPEC: [&str; 4] = ["metadata", "status", "apiVersion", "kind"];
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+        return a != b;
+    };
+    let spec = |m: &'_ serde_json::Map<String, Value>| {
+        m.iter()
+            .filter(|(k, _)| !NOT_SPEC.contains(&k.as_str()))
+            .count()
+    };
+    spec(a) != spec(b)
+        || a.iter()
+            .filter(|(k, _)| !NOT_SPEC.contains(&k.as_str()))
+            .any(|(k, v)| b.get(k) != Some(v))
 }
 
 #[cfg(test)]
@@ -185,6 +192,23 @@ mod tests {
             from_stored(&kv).expect("parse")["metadata"]["resourceVersion"],
             "9"
         );
+    }
+
+    #[test]
+    fn only_fields_outside_metadata_and_status_are_spec() {
+        let a = json!({"apiVersion": "v1", "kind": "K", "metadata": {"labels": {"a": "1"}},
+                       "spec": {"x": 1}, "status": {"y": 1}, "data": {"k": "v"}});
+        let mut b = a.clone();
+        b["metadata"]["labels"]["a"] = json!("2");
+        b["status"]["y"] = json!(2);
+        b["apiVersion"] = json!("v2");
+        assert!(!spec_differs(&a, &b));
+        b["data"]["k"] = json!("w");
+        assert!(spec_differs(&a, &b));
+        let mut c = a.clone();
+        c["extra"] = json!(null);
+        assert!(spec_differs(&a, &c), "a field added is a change");
+        assert!(spec_differs(&c, &a), "a field removed is a change");
     }
 
     #[test]

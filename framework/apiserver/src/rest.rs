@@ -806,10 +806,8 @@ fn merge_for_update(
             return Err(ApiError::method_not_allowed("PUT", other));
         }
     };
-    let cur_meta = current
-        .get("metadata")
-        .cloned()
-        .unwrap_or_else(|| json!({}));
+    let no_meta = json!({});
+    let cur_meta = current.get("metadata").unwrap_or(&no_meta);
     let meta = meta_mut(&mut next);
     for k in [
         "name",
@@ -880,7 +878,7 @@ fn merge_for_update(
             ));
         }
     }
-    if info.generation && object::spec_of(&next) != object::spec_of(current) {
+    if info.generation && object::spec_differs(&next, current) {
         let g = current["metadata"]["generation"].as_i64().unwrap_or(0);
         meta_mut(&mut next).insert("generation".into(), json!(g + 1));
     }

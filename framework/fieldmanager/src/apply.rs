@@ -8,6 +8,8 @@
 //! identity metadata from sets, reset fields of the subresource, `before-first-apply`, entry
 //! times, the cap of ten update managers and the order entries are written in.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use crate::conflict::{ApplyError, Conflict, gvk_string};
@@ -345,26 +347,34 @@ fn compare_typed(old: &Value, new: &Value, types: &TypeInfo) -> Result<Compariso
     compare(&overlay(old, zero), &overlay(new, zero), types.root())
 }
 
-fn overlay(value: &Value, zero: &Value) -> Value {
+/// `value` with the parts of the kind's zero object it lacks (null fields, empty structs)
+/// filled in. Borrowed when nothing is missing; otherwise only the maps on the way to a
+/// missing part are copied, each once.
+fn overlay<'a>(value: &'a Value, zero: &Value) -> Cow<'a, Value> {
     let (Value::Object(v), Value::Object(z)) = (value, zero) else {
-        return value.clone();
+        return Cow::Borrowed(value);
     };
-    let mut out = v.clone();
+    let mut out: Option<Map<String, Value>> = None;
     for (key, zv) in z {
-        match out.get_mut(key) {
-            Some(existing) => {
-                if existing.is_object() && zv.is_object() {
-                    *existing = overlay(existing, zv);
+        let filled = match v.get(key) {
+            Some(existing) if existing.is_object() && zv.is_object() => {
+                match overlay(existing, zv) {
+                    Cow::Owned(o) => Some(o),
+                    Cow::Borrowed(_) => None,
                 }
             }
-            None => {
-                if let Some(skeleton) = skeleton(zv) {
-                    out.insert(key.clone(), skeleton);
-                }
-            }
+            Some(_) => None,
+            None => skeleton(zv),
+        };
+        if let Some(filled) = filled {
+            out.get_or_insert_with(|| v.clone())
+                .insert(key.clone(), filled);
         }
     }
-    Value::Object(out)
+    match out {
+        Some(map) => Cow::Owned(Value::Object(map)),
+        None => Cow::Borrowed(value),
+    }
 }
 
 fn skeleton(zero: &Value) -> Option<Value> {
