@@ -118,15 +118,21 @@ impl Reconciler for NetworkReconciler {
                 return Ok(Action::await_change());
             }
         };
-        apply(ctx, &obj, children.service_account).await?;
-        apply(ctx, &obj, children.role).await?;
-        apply(ctx, &obj, children.role_binding).await?;
-        apply(ctx, &obj, children.settings).await?;
-        apply(ctx, &obj, children.frontend_service).await?;
-        apply(ctx, &obj, children.backend_service).await?;
-        apply(ctx, &obj, children.network_policy).await?;
-        let frontend_deployment = apply(ctx, &obj, children.frontend).await?;
-        let backend_deployment = apply(ctx, &obj, children.backend).await?;
+        // The supporting objects do not depend on one another: one round trip applies them
+        // all. The Deployments follow, so that their pods find the ServiceAccount.
+        tokio::try_join!(
+            apply(ctx, &obj, children.service_account),
+            apply(ctx, &obj, children.role),
+            apply(ctx, &obj, children.role_binding),
+            apply(ctx, &obj, children.settings),
+            apply(ctx, &obj, children.frontend_service),
+            apply(ctx, &obj, children.backend_service),
+            apply(ctx, &obj, children.network_policy),
+        )?;
+        let (frontend_deployment, backend_deployment) = tokio::try_join!(
+            apply(ctx, &obj, children.frontend),
+            apply(ctx, &obj, children.backend),
+        )?;
 
         let frontend = observe(ctx, Workload::Frontend, &frontend_deployment).await?;
         let backend = observe(ctx, Workload::Backend, &backend_deployment).await?;
