@@ -344,7 +344,6 @@ impl Snapshot {
                 e.or_default().push(svc.clone());
             }
         }
-        drop(sharing);
         let mut pods_by_label: HashMap<(String, String, String), Vec<Arc<Pod>>> = HashMap::new();
         for p in &pods {
             let ns = p.metadata.namespace.as_deref().unwrap_or_default();

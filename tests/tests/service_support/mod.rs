@@ -20,7 +20,7 @@ pub use project::Project;
 use std::io::Read;
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::thread;
@@ -41,18 +41,9 @@ pub const SERVICE_DIR: &str = "services/billing";
 /// How long a `kubectl wait` may take for a condition the operator or the simulator sets.
 pub const CONVERGE: Duration = Duration::from_secs(90);
 
-/// The directory Cargo builds the workspace's binaries into (`target/<profile>/`).
-pub fn bin_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary path");
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>/deps")
-        .to_path_buf()
-}
-
 /// The path of workspace binary `name`, which must have been built.
 fn workspace_bin(name: &str) -> PathBuf {
-    let path = bin_dir().join(name);
+    let path = mni_tests::book::bin_dir().join(name);
     assert!(
         path.is_file(),
         "{name} is built with the workspace tests (cargo nextest run --workspace, or cargo build \
