@@ -11,7 +11,8 @@
 //! its peak RSS (`VmHWM`) and mni-dev's, and the CPU time each used meanwhile (where the time
 //! goes); progress is logged every 5 s. Aim: under 30 s and under 100 MB on 2 cores.
 //!
-//! `cargo bench -p mni-tests --bench service`; `MNI_BENCH_SERVICES` changes the count.
+//! `cargo bench -p mni-tests --bench service`; `MNI_BENCH_SERVICES` changes the count and
+//! `MNI_BENCH_DEV_LOG` names a file for mni-dev's log.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -126,7 +127,12 @@ async fn main() -> Result<()> {
 
     let tmp = tempfile::tempdir()?;
     let kubeconfig = tmp.path().join("kubeconfig");
-    let log = std::fs::File::create(tmp.path().join("mni-dev.log"))?;
+    // `MNI_BENCH_DEV_LOG` keeps mni-dev's log (with `RUST_LOG=info,mni_apiserver::http=debug`,
+    // one line per request: what the load is made of).
+    let dev_log = std::env::var_os("MNI_BENCH_DEV_LOG")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| tmp.path().join("mni-dev.log"));
+    let log = std::fs::File::create(&dev_log)?;
     let dev = Guard(
         Command::new(release.join("mni-dev"))
             .args(["up", "--listen", "127.0.0.1:0", "--data-dir"])
@@ -138,7 +144,7 @@ async fn main() -> Result<()> {
             .spawn()?,
     );
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !std::fs::read_to_string(tmp.path().join("mni-dev.log"))?.contains("ready") {
+    while !std::fs::read_to_string(&dev_log)?.contains("ready") {
         if Instant::now() > deadline {
             bail!("mni-dev did not start");
         }

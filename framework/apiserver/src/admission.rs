@@ -31,7 +31,7 @@ pub(crate) fn admit(
                 ))
             })?;
             let mut unknown = Vec::new();
-            dropped_fields(obj, &normalized, "", &mut unknown);
+            dropped_fields(obj, &normalized, &mut unknown);
             *obj = normalized;
             (b.default)(obj);
             unknown
@@ -85,29 +85,74 @@ pub(crate) fn admit(
 }
 
 /// Collects the paths of fields present (and not null) in `before` but absent from `after`.
-fn dropped_fields(before: &Value, after: &Value, path: &str, out: &mut Vec<String>) {
+/// Paths are spelled out only for the fields reported: every write of a built-in kind runs
+/// this over the whole object.
+fn dropped_fields(before: &Value, after: &Value, out: &mut Vec<String>) {
+    walk_dropped(before, after, &mut Vec::new(), out);
+}
+
+/// One step of a path in [`dropped_fields`].
+enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+fn walk_dropped<'a>(
+    before: &'a Value,
+    after: &Value,
+    at: &mut Vec<Step<'a>>,
+    out: &mut Vec<String>,
+) {
     match (before, after) {
         (Value::Object(b), Value::Object(a)) => {
             for (k, v) in b {
-                let p = if path.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{path}.{k}")
-                };
                 match a.get(k) {
-                    None if !v.is_null() => out.push(p),
-                    Some(av) => dropped_fields(v, av, &p, out),
-                    None => {}
+                    None if !v.is_null() => {
+                        at.push(Step::Key(k));
+                        out.push(spell(at));
+                        at.pop();
+                    }
+                    Some(av) if av.is_object() || av.is_array() => {
+                        at.push(Step::Key(k));
+                        walk_dropped(v, av, at, out);
+                        at.pop();
+                    }
+                    _ => {}
                 }
             }
         }
         (Value::Array(b), Value::Array(a)) => {
             for (i, (bv, av)) in b.iter().zip(a).enumerate() {
-                dropped_fields(bv, av, &format!("{path}[{i}]"), out);
+                if av.is_object() || av.is_array() {
+                    at.push(Step::Index(i));
+                    walk_dropped(bv, av, at, out);
+                    at.pop();
+                }
             }
         }
         _ => {}
     }
+}
+
+/// `spec.list[0].name`.
+fn spell(at: &[Step<'_>]) -> String {
+    let mut out = String::new();
+    for step in at {
+        match step {
+            Step::Key(k) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(k);
+            }
+            Step::Index(i) => {
+                out.push('[');
+                out.push_str(&i.to_string());
+                out.push(']');
+            }
+        }
+    }
+    out
 }
 
 /// How kube-apiserver validates the name of each kind.
@@ -206,11 +251,10 @@ mod tests {
 
     #[test]
     fn dropped_fields_are_reported_with_paths() {
-        let before =
-            json!({"spec": {"a": 1, "b": {"c": 2}, "n": null}, "list": [{"x": 1, "y": 2}]});
-        let after = json!({"spec": {"a": 1, "b": {}}, "list": [{"x": 1}]});
+        let before = json!({"spec": {"a": 1, "b": {"c": 2}, "n": null}, "list": [{"x": 1, "y": 2}], "m": [[{"z": 1}]]});
+        let after = json!({"spec": {"a": 1, "b": {}}, "list": [{"x": 1}], "m": [[{}]]});
         let mut out = Vec::new();
-        dropped_fields(&before, &after, "", &mut out);
-        assert_eq!(out, vec!["spec.b.c", "list[0].y"]);
+        dropped_fields(&before, &after, &mut out);
+        assert_eq!(out, vec!["spec.b.c", "list[0].y", "m[0][0].z"]);
     }
 }

@@ -93,13 +93,69 @@ pub(crate) fn from_stored(kv: &mni_store::KeyValue) -> ApiResult<Value> {
     Ok(obj)
 }
 
-/// Serializes an object for the store (without resourceVersion).
-pub(crate) fn to_stored(obj: &Value) -> ApiResult<bytes::Bytes> {
-    let mut copy = obj.clone();
-    meta_mut(&mut copy).remove("resourceVersion");
-    serde_json::to_vec(&copy)
+/// `obj`, just written to or read from the store at `revision`, with that resourceVersion: what
+/// [`from_stored`] would return for the stored bytes, without parsing them again.
+pub(crate) fn with_revision(mut obj: Value, revision: i64) -> Value {
+    meta_mut(&mut obj).insert(
+        "resourceVersion".into(),
+        Value::String(revision.to_string()),
+    );
+    obj
+}
+
+/// Serializes an object for the store: its resourceVersion is removed (from `obj` too) and
+/// the other fields keep their order.
+pub(crate) fn to_stored(obj: &mut Value) -> ApiResult<bytes::Bytes> {
+    meta_mut(obj).shift_remove("resourceVersion");
+    serde_json::to_vec(obj)
         .map(bytes::Bytes::from)
         .map_err(ApiError::internal)
+}
+
+/// The top level of a stored document, read without building it: the fields
+/// [`served_json`] needs, borrowed from the stored bytes.
+#[derive(serde::Deserialize)]
+struct StoredTop<'a> {
+    #[serde(rename = "apiVersion", borrow)]
+    api_version: Option<&'a str>,
+    #[serde(borrow)]
+    metadata: Option<&'a serde_json::value::RawValue>,
+}
+
+/// The stored object `kv` as `info` serves it, as JSON: the resourceVersion is spliced into
+/// the stored bytes rather than the document parsed and written again (watch events and reads
+/// of large objects are mostly this). The bytes equal serializing
+/// `to_served(info, from_stored(kv))`; `None` when the document needs more than the
+/// resourceVersion (another served version, events.k8s.io) or is not in the expected shape,
+/// and then the caller takes that slower path.
+pub(crate) fn served_json(info: &ResourceInfo, kv: &mni_store::KeyValue) -> Option<Vec<u8>> {
+    if info.group == "events.k8s.io" {
+        return None;
+    }
+    let doc: &[u8] = &kv.value;
+    let top: StoredTop<'_> = serde_json::from_slice(doc).ok()?;
+    let served = info.api_version();
+    if top.api_version != Some(served.as_str()) {
+        return None;
+    }
+    let meta = top.metadata?.get();
+    // `from_stored` would replace a stored resourceVersion in place (the store never keeps
+    // one, but the bytes are not trusted to be what this server wrote).
+    if !meta.starts_with('{') || !meta.ends_with('}') || meta.contains("\"resourceVersion\"") {
+        return None;
+    }
+    let start = (meta.as_ptr() as usize).checked_sub(doc.as_ptr() as usize)?;
+    let close = start + meta.len() - 1;
+    let mut out = Vec::with_capacity(doc.len() + 48);
+    out.extend_from_slice(&doc[..close]);
+    if !meta[1..meta.len() - 1].trim().is_empty() {
+        out.push(b',');
+    }
+    out.extend_from_slice(b"\"resourceVersion\":\"");
+    out.extend_from_slice(kv.mod_revision.to_string().as_bytes());
+    out.push(b'"');
+    out.extend_from_slice(&doc[close..]);
+    Some(out)
 }
 
 /// Converts a stored object to the version `info` serves.
@@ -177,21 +233,71 @@ pub(crate) fn spec_differs(a: &Value, b: &Value) -> bool {
 mod tests {
     use super::*;
 
+    fn kv(value: &[u8], mod_revision: i64) -> mni_store::KeyValue {
+        mni_store::KeyValue {
+            key: "/k".into(),
+            value: bytes::Bytes::copy_from_slice(value),
+            create_revision: 3,
+            mod_revision,
+        }
+    }
+
     #[test]
     fn stored_form_has_no_resource_version() {
-        let obj = json!({"metadata": {"name": "a", "resourceVersion": "7"}});
-        let bytes = to_stored(&obj).expect("serialize");
-        let kv = mni_store::KeyValue {
-            key: "/k".into(),
-            value: bytes.clone(),
-            create_revision: 3,
-            mod_revision: 9,
+        let mut obj = json!({"metadata": {"name": "a", "resourceVersion": "7", "uid": "u"}});
+        let bytes = to_stored(&mut obj).expect("serialize");
+        assert_eq!(&bytes[..], br#"{"metadata":{"name":"a","uid":"u"}}"#);
+        let read = from_stored(&kv(&bytes, 9)).expect("parse");
+        assert_eq!(read["metadata"]["resourceVersion"], "9");
+        assert_eq!(with_revision(obj, 9), read);
+    }
+
+    #[test]
+    fn served_json_splices_the_resource_version() {
+        let registry = crate::registry::Registry::with_builtins();
+        let cm = registry.get("", "v1", "configmaps").expect("configmaps");
+        let deploy = registry
+            .get("apps", "v1", "deployments")
+            .expect("deployments");
+        let events = registry
+            .get("events.k8s.io", "v1", "events")
+            .expect("events");
+        let slow = |info: &ResourceInfo, kv: &mni_store::KeyValue| {
+            serde_json::to_vec(&to_served(info, from_stored(kv).expect("parse"))).expect("json")
         };
-        assert!(!String::from_utf8_lossy(&bytes).contains("resourceVersion"));
-        assert_eq!(
-            from_stored(&kv).expect("parse")["metadata"]["resourceVersion"],
-            "9"
+        for doc in [
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a",
+                   "labels": {"x": "y\"}"}}, "data": {"k": "{\"metadata\":{}}"}}),
+            json!({"metadata": {}, "apiVersion": "v1", "kind": "ConfigMap"}),
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"managedFields": [
+                   {"fieldsV1": {"f:metadata": {"f:resourceVersion": {}}}}]}}),
+        ] {
+            let kv = kv(&serde_json::to_vec(&doc).expect("json"), 42);
+            let fast = served_json(&cm, &kv).expect("spliced");
+            assert_eq!(fast, slow(&cm, &kv), "{doc}");
+        }
+        let plain = kv(
+            br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}"#,
+            5,
         );
+        // Another served version, events.k8s.io's conversion, a stored resourceVersion, no
+        // metadata or a document that is not an object take the parsing path.
+        assert_eq!(served_json(&deploy, &plain), None);
+        assert_eq!(served_json(&events, &plain), None);
+        for odd in [
+            &br#"{"apiVersion":"v1","metadata":{"resourceVersion":"1"}}"#[..],
+            br#"{"apiVersion":"v1","kind":"ConfigMap"}"#,
+            br#"{"apiVersion":"v1","metadata":[]}"#,
+            br#"{"apiVersion":"v\u0031","metadata":{}}"#,
+            b"[]",
+        ] {
+            assert_eq!(
+                served_json(&cm, &kv(odd, 5)),
+                None,
+                "{}",
+                String::from_utf8_lossy(odd)
+            );
+        }
     }
 
     #[test]

@@ -285,10 +285,10 @@ impl Shared {
                 warnings,
             });
         }
-        let stored = object::to_storage(info, obj);
+        let mut stored = object::to_storage(info, obj);
         let kv = self
             .store
-            .create(&key, object::to_stored(&stored)?)
+            .create(&key, object::to_stored(&mut stored)?)
             .await
             .map_err(|e| match e {
                 mni_store::Error::AlreadyExists { .. } => {
@@ -308,7 +308,7 @@ impl Shared {
             // stored object — back to back while a controller created children.)
             self.kick_controllers();
         }
-        let created = object::to_served(info, object::from_stored(&kv)?);
+        let created = object::to_served(info, object::with_revision(stored, kv.mod_revision));
         if crd::is_crd(info) {
             crd::register(self, &created)?;
         }
@@ -597,10 +597,10 @@ impl Shared {
                     warnings,
                 });
             }
-            let stored = object::to_storage(info, next);
+            let mut stored = object::to_storage(info, next);
             match self
                 .store
-                .update(&key, object::to_stored(&stored)?, Some(revision))
+                .update(&key, object::to_stored(&mut stored)?, Some(revision))
                 .await
             {
                 Ok(kv) => {
@@ -616,7 +616,8 @@ impl Shared {
                         // than at the next safety-net sweep.
                         self.kick_controllers();
                     }
-                    let updated = object::to_served(info, object::from_stored(&kv)?);
+                    let updated =
+                        object::to_served(info, object::with_revision(stored, kv.mod_revision));
                     if crd::is_crd(info) {
                         crd::register(self, &updated)?;
                     }
@@ -690,17 +691,17 @@ impl Shared {
                 if is_namespace {
                     next["status"]["phase"] = json!("Terminating");
                 }
-                let stored = object::to_storage(info, next);
+                let mut stored = object::to_storage(info, next);
                 match self
                     .store
-                    .update(&key, object::to_stored(&stored)?, Some(revision))
+                    .update(&key, object::to_stored(&mut stored)?, Some(revision))
                     .await
                 {
                     Ok(kv) => {
                         self.kick_controllers();
                         return Ok(Reply::ok(object::to_served(
                             info,
-                            object::from_stored(&kv)?,
+                            object::with_revision(stored, kv.mod_revision),
                         )));
                     }
                     Err(mni_store::Error::Conflict { .. }) => continue,

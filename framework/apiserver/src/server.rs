@@ -428,11 +428,26 @@ fn json_response(code: u16, body: &Value, warnings: &[String]) -> Response {
 }
 
 /// Routes one request.
+///
+/// Like kube-apiserver's httplog, every request is logged at `debug` level under the target
+/// `mni_apiserver::http` (method, path, query, status, latency, user agent), e.g.
+/// `RUST_LOG=info,mni_apiserver::http=debug`; the query may name objects, never secrets.
 pub(crate) async fn dispatch(State(shared): State<Arc<Shared>>, req: Request) -> Response {
     let method = req.method().clone();
     let path = req.uri().path().to_string();
+    let http_log =
+        tracing::enabled!(target: "mni_apiserver::http", tracing::Level::DEBUG).then(|| {
+            let query = req.uri().query().unwrap_or_default().to_string();
+            let agent = req
+                .headers()
+                .get(header::USER_AGENT)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_string();
+            (std::time::Instant::now(), query, agent)
+        });
     let result = handle(shared, req).await;
-    match result {
+    let resp = match result {
         Ok(resp) => resp,
         Err(e) => {
             if e.code >= 500 {
@@ -442,7 +457,20 @@ pub(crate) async fn dispatch(State(shared): State<Arc<Shared>>, req: Request) ->
             }
             e.into_response()
         }
+    };
+    if let Some((start, query, agent)) = http_log {
+        tracing::debug!(
+            target: "mni_apiserver::http",
+            %method,
+            %path,
+            %query,
+            status = resp.status().as_u16(),
+            latency_us = start.elapsed().as_micros() as u64,
+            %agent,
+            "request"
+        );
     }
+    resp
 }
 
 async fn handle(shared: Arc<Shared>, req: Request) -> ApiResult<Response> {

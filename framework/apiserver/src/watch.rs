@@ -110,6 +110,25 @@ impl Encoder {
         Bytes::from(line)
     }
 
+    /// [`Encoder::line`] of an object already serialized (see [`object::served_json`]).
+    fn raw_line(type_: &str, json: &[u8]) -> Bytes {
+        let mut line = Vec::with_capacity(json.len() + type_.len() + 24);
+        line.extend_from_slice(b"{\"type\":\"");
+        line.extend_from_slice(type_.as_bytes());
+        line.extend_from_slice(b"\",\"object\":");
+        line.extend_from_slice(json);
+        line.extend_from_slice(b"}\n");
+        Bytes::from(line)
+    }
+
+    /// The object of `kv` as this watch sends it, without parsing it, when that is possible
+    /// (see [`object::served_json`]).
+    fn spliced(&self, kv: &mni_store::KeyValue) -> Option<Vec<u8>> {
+        (self.output == Output::Object)
+            .then(|| object::served_json(&self.info, kv))
+            .flatten()
+    }
+
     fn served(&self, kv: &mni_store::KeyValue) -> Option<Value> {
         object::from_stored(kv)
             .ok()
@@ -229,9 +248,15 @@ pub(crate) async fn watch(
             }
         };
         for kv in &snapshot {
-            if let Some(obj) = encoder.served(kv)
-                && filter.matches(&obj)
-                && tx.send(encoder.line("ADDED", obj)).await.is_err()
+            let line = match filter.is_empty().then(|| encoder.spliced(kv)).flatten() {
+                Some(json) => Some(Encoder::raw_line("ADDED", &json)),
+                None => encoder
+                    .served(kv)
+                    .filter(|obj| filter.matches(obj))
+                    .map(|obj| encoder.line("ADDED", obj)),
+            };
+            if let Some(line) = line
+                && tx.send(line).await.is_err()
             {
                 return;
             }
@@ -313,6 +338,18 @@ fn translate(
 /// Parses and encodes one event for one watcher.
 fn translate_one(enc: &Encoder, filter: &Filter, ev: &mni_store::Event) -> Option<Bytes> {
     use mni_store::EventKind;
+    if filter.is_empty()
+        && let Some(json) = enc.spliced(&ev.kv)
+    {
+        // Without a selector every event is sent as it is: no need to build the object.
+        let type_ = match ev.kind {
+            EventKind::Created => "ADDED",
+            EventKind::Deleted => "DELETED",
+            EventKind::Updated if ev.prev.is_some() => "MODIFIED",
+            EventKind::Updated => "ADDED",
+        };
+        return Some(Encoder::raw_line(type_, &json));
+    }
     let now = enc.served(&ev.kv)?;
     match ev.kind {
         EventKind::Created => filter.matches(&now).then(|| enc.line("ADDED", now)),
@@ -327,5 +364,37 @@ fn translate_one(enc: &Encoder, filter: &Filter, ev: &mni_store::Event) -> Optio
                 (false, false) => None,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spliced_lines_equal_encoded_ones() {
+        let registry = crate::registry::Registry::with_builtins();
+        let info = registry.get("", "v1", "configmaps").expect("configmaps");
+        let enc = Encoder {
+            info,
+            output: Output::Object,
+            query: Query::parse(None),
+        };
+        let doc = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                         "metadata": {"name": "a", "namespace": "n"}, "data": {"k": "v"}});
+        let kv = mni_store::KeyValue {
+            key: "/registry/core/configmaps/n/a".into(),
+            value: Bytes::from(serde_json::to_vec(&doc).expect("json")),
+            create_revision: 4,
+            mod_revision: 4,
+        };
+        let json = enc.spliced(&kv).expect("spliced");
+        let slow = enc.line("ADDED", enc.served(&kv).expect("parsed"));
+        assert_eq!(Encoder::raw_line("ADDED", &json), slow);
+        let meta = Encoder {
+            output: Output::Metadata,
+            ..enc
+        };
+        assert_eq!(meta.spliced(&kv), None);
     }
 }

@@ -472,24 +472,15 @@ pub fn try_update(
     api_version: &str,
     subresource: Option<&str>,
 ) -> Result<Vec<ManagedFieldsEntry>, ApplyError> {
-    let old_obj = old
-        .map(without_managed_fields)
-        .unwrap_or_else(|| types.empty_object().clone());
-    let new_obj = without_managed_fields(new);
+    // The comparison skips `metadata.managedFields`: no need to copy the objects without it.
+    let old_obj = old.unwrap_or_else(|| types.empty_object());
     let mut managers = decode(managed);
     let key = ManagerKey::new(manager, Operation::Update, api_version, subresource);
-    record_update(
-        &mut managers,
-        &old_obj,
-        &new_obj,
-        key,
-        types,
-        now,
-        subresource,
-    )
-    .map_err(|source| ApplyError::InvalidObject {
-        gvk: gvk_string(new),
-        source,
+    record_update(&mut managers, old_obj, new, key, types, now, subresource).map_err(|source| {
+        ApplyError::InvalidObject {
+            gvk: gvk_string(new),
+            source,
+        }
     })?;
     cap_update_managers(&mut managers);
     Ok(encode(&managers))

@@ -110,8 +110,12 @@ pub fn decode_managed_fields(obj: &Value) -> Result<Vec<ManagedFieldsEntry>, Man
             return Err(ManagedFieldsError::Operation);
         }
     }
-    let entries: Vec<ManagedFieldsEntry> = serde_json::from_value(raw.clone())
-        .map_err(|e| ManagedFieldsError::Decode(e.to_string()))?;
+    let entries = match decode_entries(raw) {
+        Some(entries) => entries,
+        // Something is off: let serde say what.
+        None => Vec::<ManagedFieldsEntry>::deserialize(raw)
+            .map_err(|e| ManagedFieldsError::Decode(e.to_string()))?,
+    };
     for (i, e) in entries.iter().enumerate() {
         if e.api_version.is_empty() {
             return Err(ManagedFieldsError::ApiVersion);
@@ -123,6 +127,85 @@ pub fn decode_managed_fields(obj: &Value) -> Result<Vec<ManagedFieldsEntry>, Man
         }
     }
     Ok(entries)
+}
+
+/// Decodes well-formed entries straight from the JSON (serde would copy each `fieldsV1` into a
+/// new document before reading it); `None` for anything serde must judge.
+fn decode_entries(raw: &Value) -> Option<Vec<ManagedFieldsEntry>> {
+    let string = |entry: &Map<String, Value>, key: &str| -> Option<Option<String>> {
+        match entry.get(key) {
+            None => Some(None),
+            Some(Value::String(s)) => Some(Some(s.clone())),
+            Some(_) => None,
+        }
+    };
+    raw.as_array()?
+        .iter()
+        .map(|e| {
+            let e = e.as_object()?;
+            const KNOWN: [&str; 7] = [
+                "manager",
+                "operation",
+                "apiVersion",
+                "time",
+                "fieldsType",
+                "fieldsV1",
+                "subresource",
+            ];
+            if e.keys().any(|k| !KNOWN.contains(&k.as_str())) {
+                return None;
+            }
+            let operation = match e.get("operation")?.as_str()? {
+                "Apply" => Operation::Apply,
+                "Update" => Operation::Update,
+                _ => return None,
+            };
+            let fields_v1 = match e.get("fieldsV1") {
+                None => FieldSet::new(),
+                Some(v) => FieldSet::from_fields_v1(v).ok()?,
+            };
+            Some(ManagedFieldsEntry {
+                manager: string(e, "manager")?.unwrap_or_default(),
+                operation,
+                api_version: string(e, "apiVersion")?.unwrap_or_default(),
+                time: string(e, "time")?,
+                fields_type: string(e, "fieldsType")?.unwrap_or_default(),
+                fields_v1,
+                subresource: string(e, "subresource")?,
+            })
+        })
+        .collect()
+}
+
+/// The JSON of `entry`, as its `Serialize` writes it (without building the `fieldsV1`
+/// document twice).
+fn entry_json(entry: &ManagedFieldsEntry) -> Value {
+    let mut out = Map::new();
+    if !entry.manager.is_empty() {
+        out.insert("manager".into(), Value::String(entry.manager.clone()));
+    }
+    out.insert(
+        "operation".into(),
+        Value::String(entry.operation.as_str().into()),
+    );
+    if !entry.api_version.is_empty() {
+        out.insert(
+            "apiVersion".into(),
+            Value::String(entry.api_version.clone()),
+        );
+    }
+    if let Some(time) = &entry.time {
+        out.insert("time".into(), Value::String(time.clone()));
+    }
+    out.insert(
+        "fieldsType".into(),
+        Value::String(entry.fields_type.clone()),
+    );
+    out.insert("fieldsV1".into(), entry.fields_v1.to_fields_v1());
+    if let Some(sub) = &entry.subresource {
+        out.insert("subresource".into(), Value::String(sub.clone()));
+    }
+    Value::Object(out)
 }
 
 /// Whether an object asks to reset its managed fields: `managedFields: []` or `[{}]`.
@@ -172,7 +255,7 @@ pub fn set_managed_fields(obj: &mut Value, entries: &[ManagedFieldsEntry]) {
         }
         return;
     }
-    let encoded = serde_json::to_value(entries).unwrap_or(Value::Null);
+    let encoded = Value::Array(entries.iter().map(entry_json).collect());
     let meta = root
         .entry("metadata")
         .or_insert_with(|| Value::Object(Map::new()));
@@ -388,6 +471,43 @@ mod tests {
         assert!(entry.is_ok());
         let back = entry.ok().and_then(|e| serde_json::to_string(&e).ok());
         assert_eq!(back, serde_json::to_string(&raw).ok());
+    }
+
+    #[test]
+    fn direct_decoding_and_encoding_agree_with_serde() {
+        let mut apply = real_entry();
+        apply["operation"] = json!("Apply");
+        apply.as_object_mut().map(|e| e.remove("subresource"));
+        let minimal = json!({"operation": "Update", "fieldsType": "FieldsV1"});
+        let entries = Value::Array(vec![real_entry(), apply, minimal]);
+        let direct = decode_entries(&entries).expect("well-formed");
+        let serde: Vec<ManagedFieldsEntry> =
+            serde_json::from_value(entries.clone()).expect("serde");
+        assert_eq!(direct, serde);
+        for e in &direct {
+            assert_eq!(Some(entry_json(e)), serde_json::to_value(e).ok());
+        }
+        // What the direct path leaves to serde: unknown keys, nulls, wrong types, bad sets.
+        for odd in [
+            json!([{"operation": "Update", "extra": 1}]),
+            json!([{"operation": "Update", "time": null}]),
+            json!([{"operation": "Update", "manager": 7}]),
+            json!([{"operation": "Update", "fieldsV1": {"f:a": 1}}]),
+            json!([{"manager": "m"}]),
+            json!(["entry"]),
+        ] {
+            assert_eq!(decode_entries(&odd), None, "{odd}");
+        }
+        let tolerated = json!({"metadata": {"managedFields": [
+            {"operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1", "time": null,
+             "extra": true}]}});
+        assert_eq!(decode_managed_fields(&tolerated).map(|v| v.len()), Ok(1));
+        let wrong = json!({"metadata": {"managedFields": [
+            {"operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1", "manager": 7}]}});
+        assert!(matches!(
+            decode_managed_fields(&wrong),
+            Err(ManagedFieldsError::Decode(_))
+        ));
     }
 
     #[test]

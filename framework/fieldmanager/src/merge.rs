@@ -195,7 +195,7 @@ impl Comparison {
     }
 }
 
-/// Compares an old and a new version of an object.
+/// Compares an old and a new version of an object (`metadata.managedFields` is not looked at).
 pub fn compare(old: &Value, new: &Value, node: &TypeNode) -> Result<Comparison, ValueError> {
     let mut c = Comparison::default();
     let mut path = Vec::new();
@@ -210,6 +210,11 @@ fn empty_or(v: Option<&Value>, want_object: bool) -> Option<bool> {
         Some(Value::Array(a)) if !want_object => Some(a.is_empty()),
         _ => None,
     }
+}
+
+/// Whether `path` is `metadata` (of the object compared).
+fn is_metadata(path: &[PathElement]) -> bool {
+    matches!(path, [PathElement::Field(name)] if name == "metadata")
 }
 
 fn compare_at(
@@ -247,14 +252,20 @@ fn compare_at(
         let empty = Map::new();
         let l = lhs.and_then(Value::as_object).unwrap_or(&empty);
         let r = rhs.and_then(Value::as_object).unwrap_or(&empty);
+        // `metadata.managedFields` is bookkeeping about fields, never a field itself.
+        let at_metadata = is_metadata(path);
+        let skip = |key: &str| at_metadata && key == "managedFields";
         for (key, lv) in l {
+            if skip(key) {
+                continue;
+            }
             path.push(PathElement::field(key.as_str()));
             let res = compare_at(Some(lv), r.get(key), node.child(key).0, path, c);
             path.pop();
             res?;
         }
         for (key, rv) in r {
-            if !l.contains_key(key) {
+            if !l.contains_key(key) && !skip(key) {
                 path.push(PathElement::field(key.as_str()));
                 let res = compare_at(None, Some(rv), node.child(key).0, path, c);
                 path.pop();
