@@ -289,12 +289,23 @@ pub(crate) fn content_type(headers: &HeaderMap) -> String {
         .to_ascii_lowercase()
 }
 
+/// Decodes a YAML body. Clients mostly send JSON (which is YAML): that is read by the JSON
+/// parser, several times faster than the YAML one.
+pub(crate) fn decode_yaml(body: &[u8]) -> ApiResult<Value> {
+    if body.trim_ascii_start().starts_with(b"{")
+        && let Ok(value) = serde_json::from_slice(body)
+    {
+        return Ok(value);
+    }
+    serde_yaml::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))
+}
+
 /// Decodes a JSON, YAML or Kubernetes-protobuf request body into an object.
 pub(crate) fn decode_body(headers: &HeaderMap, body: &[u8]) -> ApiResult<Value> {
     let ct = content_type(headers);
     let value: Value = match ct.as_str() {
-        "application/yaml" | "application/apply-patch+yaml" => serde_yaml::from_slice(body)
-            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?,
+        "application/yaml" | "application/apply-patch+yaml" => decode_yaml(body)?,
         "application/vnd.kubernetes.protobuf" => mni_protobuf::decode(body)
             .map_err(|e| ApiError::bad_request(format!("error decoding protobuf body: {e}")))?,
         "application/json"
@@ -330,6 +341,27 @@ mod tests {
             Route::Resource(t) => Ok(t),
             other => panic!("{path} routed to {other:?}"),
         }
+    }
+
+    #[test]
+    fn yaml_bodies_written_as_json_read_the_same() {
+        let json = br#" {"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "1", "n": 2.5}}"#;
+        let yaml = b"apiVersion: v1\nkind: ConfigMap\ndata:\n  a: \"1\"\n  n: 2.5\n";
+        let expected: Value = serde_yaml::from_slice(json).expect("YAML parser");
+        assert_eq!(decode_yaml(json).expect("json"), expected);
+        assert_eq!(decode_yaml(yaml).expect("yaml"), expected);
+        // Flow-style YAML that is not JSON still goes to the YAML parser.
+        assert_eq!(
+            decode_yaml(b"{apiVersion: v1, kind: ConfigMap, data: {a: '1', n: 2.5}}")
+                .expect("flow"),
+            expected
+        );
+        let err = decode_yaml(b"a: [").expect_err("bad");
+        assert!(
+            err.message.contains("error decoding YAML"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]

@@ -434,8 +434,7 @@ impl Shared {
                 )],
             ));
         }
-        let mut applied: Value = serde_yaml::from_slice(body)
-            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+        let mut applied = crate::request::decode_yaml(body)?;
         check_type(info, &applied)?;
         let name = target.name.as_deref().unwrap_or_default();
         match meta_str(&applied, "name") {

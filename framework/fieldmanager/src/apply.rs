@@ -8,8 +8,6 @@
 //! identity metadata from sets, reset fields of the subresource, `before-first-apply`, entry
 //! times, the cap of ten update managers and the order entries are written in.
 
-use std::borrow::Cow;
-
 use serde_json::{Map, Value};
 
 use crate::conflict::{ApplyError, Conflict, gvk_string};
@@ -19,7 +17,7 @@ use crate::managed::{
     ManagedFieldsEntry, ManagerKey, Managers, Operation, Owned, cap_update_managers, decode,
     encode, set_managed_fields, strip_managed_fields,
 };
-use crate::merge::{Comparison, compare, merge};
+use crate::merge::{Comparison, compare_with_zero, merge};
 use crate::set::FieldSet;
 use crate::typed::{ValueError, ensure_named_fields, remove_items, to_field_set};
 use crate::types::{TypeInfo, field_path};
@@ -45,25 +43,28 @@ pub fn fields_of(obj: &Value, types: &TypeInfo) -> Result<FieldSet, ValueError> 
 }
 
 /// The identity fields kube never records (`stripMetaManager`).
-fn strip_set() -> FieldSet {
-    let mut set = FieldSet::new();
-    for p in [
-        "apiVersion",
-        "kind",
-        "metadata",
-        "metadata.name",
-        "metadata.namespace",
-        "metadata.creationTimestamp",
-        "metadata.selfLink",
-        "metadata.uid",
-        "metadata.clusterName",
-        "metadata.generation",
-        "metadata.managedFields",
-        "metadata.resourceVersion",
-    ] {
-        set.insert(&field_path(p));
-    }
-    set
+fn strip_set() -> &'static FieldSet {
+    static SET: std::sync::LazyLock<FieldSet> = std::sync::LazyLock::new(|| {
+        let mut set = FieldSet::new();
+        for p in [
+            "apiVersion",
+            "kind",
+            "metadata",
+            "metadata.name",
+            "metadata.namespace",
+            "metadata.creationTimestamp",
+            "metadata.selfLink",
+            "metadata.uid",
+            "metadata.clusterName",
+            "metadata.generation",
+            "metadata.managedFields",
+            "metadata.resourceVersion",
+        ] {
+            set.insert(&field_path(p));
+        }
+        set
+    });
+    &SET
 }
 
 /// Identity metadata a prune must never drop (the server would reject the write).
@@ -269,7 +270,7 @@ fn apply_once(
     }
     let changed = new_obj != live_obj;
     if let Some(owned) = managers.get_mut(&key) {
-        owned.set = owned.set.difference(&strip_set());
+        owned.set.subtract(strip_set());
         if changed {
             owned.time = Some(now.to_string());
         }
@@ -340,53 +341,10 @@ fn restore_identity(merged: &Value, out: &mut Value) {
 }
 
 /// Compares like kube compares typed objects: a Go object always holds its non-pointer
-/// structs (and non-omitempty lists as null), so both sides get the zero object's skeleton
-/// before comparing and a `status` written for the first time is not "added" as a whole.
+/// structs (and non-omitempty lists as null), so both sides are seen with the zero object's
+/// skeleton and a `status` written for the first time is not "added" as a whole.
 fn compare_typed(old: &Value, new: &Value, types: &TypeInfo) -> Result<Comparison, ValueError> {
-    let zero = types.empty_object();
-    compare(&overlay(old, zero), &overlay(new, zero), types.root())
-}
-
-/// `value` with the parts of the kind's zero object it lacks (null fields, empty structs)
-/// filled in. Borrowed when nothing is missing; otherwise only the maps on the way to a
-/// missing part are copied, each once.
-fn overlay<'a>(value: &'a Value, zero: &Value) -> Cow<'a, Value> {
-    let (Value::Object(v), Value::Object(z)) = (value, zero) else {
-        return Cow::Borrowed(value);
-    };
-    let mut out: Option<Map<String, Value>> = None;
-    for (key, zv) in z {
-        let filled = match v.get(key) {
-            Some(existing) if existing.is_object() && zv.is_object() => {
-                match overlay(existing, zv) {
-                    Cow::Owned(o) => Some(o),
-                    Cow::Borrowed(_) => None,
-                }
-            }
-            Some(_) => None,
-            None => skeleton(zv),
-        };
-        if let Some(filled) = filled {
-            out.get_or_insert_with(|| v.clone())
-                .insert(key.clone(), filled);
-        }
-    }
-    match out {
-        Some(map) => Cow::Owned(Value::Object(map)),
-        None => Cow::Borrowed(value),
-    }
-}
-
-fn skeleton(zero: &Value) -> Option<Value> {
-    match zero {
-        Value::Null => Some(Value::Null),
-        Value::Object(z) => Some(Value::Object(
-            z.iter()
-                .filter_map(|(k, v)| skeleton(v).map(|s| (k.clone(), s)))
-                .collect(),
-        )),
-        _ => None,
-    }
+    compare_with_zero(old, new, Some(types.empty_object()), types.root())
 }
 
 /// kube's update path below the cap: `current-operation` takes what changed from everyone,
@@ -404,13 +362,14 @@ fn record_update(
     let cmp = compare_typed(old, new, types)?.exclude(&ignored);
     let changed = cmp.changed();
     for owned in managers.values_mut() {
-        owned.set = owned.set.difference(&changed).difference(&cmp.removed);
+        owned.set.subtract(&changed);
+        owned.set.subtract(&cmp.removed);
     }
     managers.retain(|_, owned| !owned.set.is_empty());
     let current = changed
         .difference(&cmp.removed)
         .recursive_difference(&ignored)
-        .difference(&strip_set());
+        .difference(strip_set());
     if current.is_empty() {
         return Ok(());
     }

@@ -7,6 +7,7 @@
 //! removed between two versions of an object, including list items and map entries that
 //! appeared or disappeared as a whole.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
@@ -197,18 +198,151 @@ impl Comparison {
 
 /// Compares an old and a new version of an object (`metadata.managedFields` is not looked at).
 pub fn compare(old: &Value, new: &Value, node: &TypeNode) -> Result<Comparison, ValueError> {
+    compare_with_zero(old, new, None, node)
+}
+
+/// [`compare`] with both objects seen through `zero` (the kind's zero object): where an object
+/// lacks a field that `zero` holds as `null` or as an object, it compares as if it held that
+/// skeleton (see [`overlay`]). Nothing is copied to get there.
+pub(crate) fn compare_with_zero(
+    old: &Value,
+    new: &Value,
+    zero: Option<&Value>,
+    node: &TypeNode,
+) -> Result<Comparison, ValueError> {
     let mut c = Comparison::default();
     let mut path = Vec::new();
-    compare_at(Some(old), Some(new), node, &mut path, &mut c)?;
+    compare_at(
+        Side::new(old, zero),
+        Side::new(new, zero),
+        node,
+        &mut path,
+        &mut c,
+    )?;
     Ok(c)
 }
 
-fn empty_or(v: Option<&Value>, want_object: bool) -> Option<bool> {
-    match v {
-        None | Some(Value::Null) => Some(true),
-        Some(Value::Object(m)) if want_object => Some(m.is_empty()),
-        Some(Value::Array(a)) if !want_object => Some(a.is_empty()),
+/// `value` with the parts of the kind's zero object it lacks (null fields, empty structs)
+/// filled in: a Go object always holds its non-pointer structs. Borrowed when nothing is
+/// missing; otherwise only the maps on the way to a missing part are copied, each once.
+pub(crate) fn overlay<'a>(value: &'a Value, zero: &Value) -> Cow<'a, Value> {
+    let (Value::Object(v), Value::Object(z)) = (value, zero) else {
+        return Cow::Borrowed(value);
+    };
+    let mut out: Option<Map<String, Value>> = None;
+    for (key, zv) in z {
+        let filled = match v.get(key) {
+            Some(existing) if existing.is_object() && zv.is_object() => {
+                match overlay(existing, zv) {
+                    Cow::Owned(o) => Some(o),
+                    Cow::Borrowed(_) => None,
+                }
+            }
+            Some(_) => None,
+            None => skeleton(zv),
+        };
+        if let Some(filled) = filled {
+            out.get_or_insert_with(|| v.clone())
+                .insert(key.clone(), filled);
+        }
+    }
+    match out {
+        Some(map) => Cow::Owned(Value::Object(map)),
+        None => Cow::Borrowed(value),
+    }
+}
+
+/// The null fields and empty structs of a zero value.
+fn skeleton(zero: &Value) -> Option<Value> {
+    match zero {
+        Value::Null => Some(Value::Null),
+        Value::Object(z) => Some(Value::Object(
+            z.iter()
+                .filter_map(|(k, v)| skeleton(v).map(|s| (k.clone(), s)))
+                .collect(),
+        )),
         _ => None,
+    }
+}
+
+static NULL: Value = Value::Null;
+static EMPTY: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| Value::Object(Map::new()));
+
+/// One side of a comparison: a value (`None`: absent) and, when both are objects, the zero
+/// object at the same place, whose skeleton fills in what the value lacks.
+#[derive(Clone, Copy)]
+struct Side<'a> {
+    value: Option<&'a Value>,
+    zero: Option<&'a Value>,
+}
+
+impl<'a> Side<'a> {
+    fn new(value: &'a Value, zero: Option<&'a Value>) -> Self {
+        let zero = match (value, zero) {
+            (Value::Object(_), Some(z @ Value::Object(_))) => Some(z),
+            _ => None,
+        };
+        Self {
+            value: Some(value),
+            zero,
+        }
+    }
+
+    fn plain(value: Option<&'a Value>) -> Self {
+        Self { value, zero: None }
+    }
+
+    /// The field `key` of this side (an object), filled from the zero object.
+    fn child(self, key: &str) -> Self {
+        let Some(Value::Object(map)) = self.value else {
+            return Self::plain(None);
+        };
+        let zero = self.zero.and_then(|z| z.get(key));
+        match (map.get(key), zero) {
+            (Some(v), zero) => Self::new(v, zero),
+            (None, Some(Value::Null)) => Self::plain(Some(&NULL)),
+            (None, Some(z @ Value::Object(_))) => Self::new(&EMPTY, Some(z)),
+            (None, _) => Self::plain(None),
+        }
+    }
+
+    /// The fields the zero object adds to this side.
+    fn filled_keys(self) -> impl Iterator<Item = &'a String> {
+        let map = self.value.and_then(Value::as_object);
+        let zero = self.zero.and_then(Value::as_object);
+        zero.into_iter().flatten().filter_map(move |(k, z)| {
+            (matches!(z, Value::Null | Value::Object(_)) && map.is_some_and(|m| !m.contains_key(k)))
+                .then_some(k)
+        })
+    }
+
+    fn is(self, object: bool) -> bool {
+        matches!(
+            (self.value, object),
+            (Some(Value::Object(_)), true) | (Some(Value::Array(_)), false)
+        )
+    }
+
+    /// Whether this side is absent, null or an empty object (`want_object`) or list; `None`
+    /// when it is something else.
+    fn empty_or(self, want_object: bool) -> Option<bool> {
+        match self.value {
+            None | Some(Value::Null) => Some(true),
+            Some(Value::Object(m)) if want_object => {
+                Some(m.is_empty() && self.filled_keys().next().is_none())
+            }
+            Some(Value::Array(a)) if !want_object => Some(a.is_empty()),
+            _ => None,
+        }
+    }
+
+    /// The value as compared, the zero object's skeleton filled in.
+    fn filled(self) -> Option<Cow<'a, Value>> {
+        let value = self.value?;
+        Some(match self.zero {
+            Some(zero) => overlay(value, zero),
+            None => Cow::Borrowed(value),
+        })
     }
 }
 
@@ -218,70 +352,80 @@ fn is_metadata(path: &[PathElement]) -> bool {
 }
 
 fn compare_at(
-    lhs: Option<&Value>,
-    rhs: Option<&Value>,
+    lhs: Side<'_>,
+    rhs: Side<'_>,
     node: &TypeNode,
     path: &mut Vec<PathElement>,
     c: &mut Comparison,
 ) -> Result<(), ValueError> {
     check_depth(path)?;
-    let is = |v: Option<&Value>, object: bool| {
-        matches!(
-            (v, object),
-            (Some(Value::Object(_)), true) | (Some(Value::Array(_)), false)
-        )
-    };
-    let object = is(lhs, true) || is(rhs, true);
-    let array = is(lhs, false) || is(rhs, false);
+    let object = lhs.is(true) || rhs.is(true);
+    let array = lhs.is(false) || rhs.is(false);
     let container = if object && granular_map(node) {
-        empty_or(lhs, true)
-            .zip(empty_or(rhs, true))
+        lhs.empty_or(true)
+            .zip(rhs.empty_or(true))
             .map(|(a, b)| (true, a && b))
     } else if array && granular_list(node) {
-        empty_or(lhs, false)
-            .zip(empty_or(rhs, false))
+        lhs.empty_or(false)
+            .zip(rhs.empty_or(false))
             .map(|(a, b)| (false, a && b))
     } else {
         None
     };
     let Some((is_object, false)) = container else {
-        leaf(lhs, rhs, path, c);
+        let (l, r) = (lhs.filled(), rhs.filled());
+        leaf(l.as_deref(), r.as_deref(), path, c);
         return Ok(());
     };
     if is_object {
         let empty = Map::new();
-        let l = lhs.and_then(Value::as_object).unwrap_or(&empty);
-        let r = rhs.and_then(Value::as_object).unwrap_or(&empty);
+        let l = lhs.value.and_then(Value::as_object).unwrap_or(&empty);
+        let r = rhs.value.and_then(Value::as_object).unwrap_or(&empty);
         // `metadata.managedFields` is bookkeeping about fields, never a field itself.
         let at_metadata = is_metadata(path);
         let skip = |key: &str| at_metadata && key == "managedFields";
-        for (key, lv) in l {
+        let lhs_keys = l.keys().chain(lhs.filled_keys());
+        for key in lhs_keys {
             if skip(key) {
                 continue;
             }
             path.push(PathElement::field(key.as_str()));
-            let res = compare_at(Some(lv), r.get(key), node.child(key).0, path, c);
+            let res = compare_at(lhs.child(key), rhs.child(key), node.child(key).0, path, c);
             path.pop();
             res?;
         }
-        for (key, rv) in r {
-            if !l.contains_key(key) && !skip(key) {
+        let in_lhs = |key: &str| {
+            l.contains_key(key)
+                || lhs
+                    .zero
+                    .and_then(|z| z.get(key))
+                    .is_some_and(|z| matches!(z, Value::Null | Value::Object(_)))
+                    && lhs.value.is_some_and(Value::is_object)
+        };
+        for key in r.keys().chain(rhs.filled_keys()) {
+            if !in_lhs(key) && !skip(key) {
                 path.push(PathElement::field(key.as_str()));
-                let res = compare_at(None, Some(rv), node.child(key).0, path, c);
+                let res = compare_at(
+                    Side::plain(None),
+                    rhs.child(key),
+                    node.child(key).0,
+                    path,
+                    c,
+                );
                 path.pop();
                 res?;
             }
         }
     } else {
         let empty = Vec::new();
-        let l = lhs.and_then(Value::as_array).unwrap_or(&empty);
-        let r = rhs.and_then(Value::as_array).unwrap_or(&empty);
+        let l = lhs.value.and_then(Value::as_array).unwrap_or(&empty);
+        let r = rhs.value.and_then(Value::as_array).unwrap_or(&empty);
         compare_lists(l, r, node, path, c)?;
     }
     if !path.is_empty() {
-        if lhs.is_none() {
+        if lhs.value.is_none() {
             c.added.insert(path);
-        } else if rhs.is_none() {
+        } else if rhs.value.is_none() {
             c.removed.insert(path);
         }
     }
@@ -327,8 +471,8 @@ fn compare_lists(
         path.push(pe);
         let res = if ls.len() <= 1 && rs.len() <= 1 {
             compare_at(
-                ls.first().copied(),
-                rs.first().copied(),
+                Side::plain(ls.first().copied()),
+                Side::plain(rs.first().copied()),
                 node.item(),
                 path,
                 c,
@@ -357,6 +501,37 @@ mod tests {
 
     fn pod() -> TypeInfo {
         crate::builtin::builtin("", "Pod").unwrap_or_default()
+    }
+
+    /// Comparing through the zero object gives what comparing filled-in copies gives.
+    #[test]
+    fn comparing_with_the_zero_object_equals_comparing_filled_copies() {
+        let deployment = crate::builtin::builtin("apps", "Deployment").unwrap_or_default();
+        let zero = deployment.empty_object();
+        let spec = json!({"replicas": 1, "selector": {"matchLabels": {"a": "b"}},
+            "template": {"metadata": {"labels": {"a": "b"}},
+                "spec": {"containers": [{"name": "c", "image": "i"}]}}});
+        let objects = [
+            json!({}),
+            json!({"metadata": {"name": "d"}}),
+            json!({"metadata": {"name": "d", "labels": null}, "spec": spec}),
+            json!({"metadata": {"name": "d", "managedFields": [{"manager": "m"}]}, "spec": spec,
+                   "status": {"replicas": 1}}),
+            json!({"metadata": {"name": "d"}, "spec": spec, "status": {"replicas": 1,
+                   "readyReplicas": 1, "conditions": [{"type": "Available", "status": "True"}]}}),
+            json!({"metadata": {"name": "d"}, "spec": {"replicas": 2, "template": null},
+                   "status": null}),
+            json!({"metadata": {"name": "d"}, "spec": {"strategy": {"type": "Recreate"}},
+                   "status": {}}),
+            json!({"metadata": "odd", "spec": [], "status": 3}),
+        ];
+        for old in &objects {
+            for new in &objects {
+                let through_zero = compare_with_zero(old, new, Some(zero), deployment.root());
+                let filled = compare(&overlay(old, zero), &overlay(new, zero), deployment.root());
+                assert_eq!(through_zero, filled, "{old} -> {new}");
+            }
+        }
     }
 
     fn check_merge(live: Value, applied: Value, expected: Value) {

@@ -180,6 +180,22 @@ impl FieldSet {
         out
     }
 
+    /// Removes the paths of `other`: [`FieldSet::difference`] in place, which copies nothing
+    /// and leaves the parts of `self` that `other` does not reach untouched.
+    pub fn subtract(&mut self, other: &FieldSet) {
+        if !other.members.is_empty() {
+            self.members.retain(|m| !other.members.contains(m));
+        }
+        for (pe, o) in &other.children {
+            if let Some(child) = self.children.get_mut(pe) {
+                child.subtract(o);
+                if child.is_empty() {
+                    self.children.remove(pe);
+                }
+            }
+        }
+    }
+
     /// Paths in `self` that neither are in `other` nor lie below one of its members.
     #[must_use]
     pub fn recursive_difference(&self, other: &FieldSet) -> FieldSet {
@@ -332,6 +348,11 @@ mod tests {
             a.recursive_difference(&b).to_fields_v1(),
             json!({"f:a": {}})
         );
+        for other in [&b, &a, &FieldSet::new(), &set(json!({"f:b": {"f:c": {}}}))] {
+            let mut in_place = a.clone();
+            in_place.subtract(other);
+            assert_eq!(in_place, a.difference(other));
+        }
         assert_eq!(a.len(), 3);
         let paths: Vec<String> = a.paths().iter().map(ToString::to_string).collect();
         assert_eq!(paths, [".a", ".b", ".b.c"]);
