@@ -328,6 +328,31 @@ impl Server {
         self.ca_pem.as_deref()
     }
 
+    /// A kube-rs client for the admin identity that reaches this server in process, as
+    /// kube-apiserver's loopback client does: each request goes straight to the server's
+    /// request handling (authentication, authorization, admission and all), without a socket,
+    /// TLS or HTTP/1 encoding. `mni-dev`'s workload simulator uses it; it is not a way in from
+    /// outside the process.
+    pub fn loopback_client(&self) -> kube::Client {
+        use tower::ServiceExt as _;
+        let router = axum::Router::new()
+            .fallback(dispatch)
+            .with_state(self.shared.clone());
+        let bearer =
+            HeaderValue::from_str(&format!("Bearer {}", self.admin_token())).map(|mut v| {
+                v.set_sensitive(true);
+                v
+            });
+        let service = router.map_request(move |req: Request<kube::client::Body>| {
+            let (mut parts, body) = req.into_parts();
+            if let Ok(bearer) = &bearer {
+                parts.headers.insert(header::AUTHORIZATION, bearer.clone());
+            }
+            Request::from_parts(parts, Body::new(body))
+        });
+        kube::Client::new(service, "default")
+    }
+
     /// A kubeconfig for the admin identity, as kubectl and kube-rs read it.
     pub fn kubeconfig(&self) -> String {
         crate::kubeconfig::render(&self.url(), self.admin_token(), "default", self.ca_pem())

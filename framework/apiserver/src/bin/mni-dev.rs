@@ -99,15 +99,12 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         .start()
         .await
         .context("starting the control plane")?;
+    // The simulators are in this process: they reach the server through its loopback client
+    // (no TLS or sockets), as kube-apiserver's own controllers do.
     let client = if args.no_simulate && args.simulate_upstream.is_empty() {
         None
     } else {
-        let kubeconfig: kube::config::Kubeconfig =
-            serde_yaml::from_str(&server.kubeconfig()).context("reading our own kubeconfig")?;
-        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
-            .await
-            .context("configuring the simulator's client")?;
-        Some(kube::Client::try_from(config).context("the simulator's client")?)
+        Some(server.loopback_client())
     };
     let mut upstreams = args.simulate_upstream.clone();
     upstreams.dedup();
