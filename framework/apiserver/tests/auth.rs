@@ -1,6 +1,7 @@
 //! Authentication and RBAC: tokens, 401s, ServiceAccount tokens through TokenRequest, and
 //! least-privilege ServiceAccounts that cannot exceed their Role.
 
+use futures::{StreamExt as _, TryStreamExt as _};
 use k8s_openapi::api::authentication::v1::TokenRequest;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
@@ -141,5 +142,63 @@ async fn tls_serving_with_the_generated_ca() {
     cms.list(&ListParams::default())
         .await
         .expect("list over TLS trusting only the generated CA");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_loopback_client_is_the_admin_and_watches_in_process() {
+    let (server, admin) = start().await;
+    let loopback = server.loopback_client();
+    // Who it is: the admin, through the same authentication as every request.
+    let review = loopback
+        .request::<serde_json::Value>(
+            http::Request::post("/apis/authentication.k8s.io/v1/selfsubjectreviews")
+                .header("content-type", "application/json")
+                .body(
+                    serde_json::to_vec(&json!({
+                        "apiVersion": "authentication.k8s.io/v1",
+                        "kind": "SelfSubjectReview"
+                    }))
+                    .expect("json"),
+                )
+                .expect("request"),
+        )
+        .await
+        .expect("self subject review");
+    assert_eq!(review["status"]["userInfo"]["username"], "mni:admin");
+    // A watch streams events written by another client over HTTPS or HTTP.
+    let watched: Api<ConfigMap> = Api::namespaced(loopback.clone(), "default");
+    let mut events = watched
+        .watch(&kube::api::WatchParams::default().timeout(10), "0")
+        .await
+        .expect("watch")
+        .boxed();
+    let cms: Api<ConfigMap> = Api::namespaced(admin, "default");
+    let cm: ConfigMap = serde_json::from_value(
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "seen"}}),
+    )
+    .expect("configmap");
+    let created = cms
+        .create(&PostParams::default(), &cm)
+        .await
+        .expect("create");
+    loop {
+        match events
+            .try_next()
+            .await
+            .expect("event")
+            .expect("stream open")
+        {
+            kube::api::WatchEvent::Added(got) if got.metadata.name.as_deref() == Some("seen") => {
+                assert_eq!(
+                    got.metadata.resource_version,
+                    created.metadata.resource_version
+                );
+                break;
+            }
+            kube::api::WatchEvent::Added(_) | kube::api::WatchEvent::Bookmark(_) => {}
+            other => panic!("unexpected event {other:?}"),
+        }
+    }
     server.shutdown().await;
 }

@@ -192,6 +192,46 @@ fn kubectl_drives_the_dev_control_plane() {
     );
 }
 
+/// `RUST_LOG=info,mni_apiserver::http=debug`: one line per request, as kube-apiserver's httplog
+/// writes them, with no token in it.
+#[test]
+fn the_request_log_names_each_request() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dev = Dev::up_logging(tmp.path(), "info,mni_apiserver::http=debug");
+    dev.ok(&["get", "configmaps", "-l", "app=web"]);
+    assert!(
+        !dev.kubectl(&["get", "configmap", "absent"])
+            .status
+            .success()
+    );
+    let kubeconfig = std::fs::read_to_string(tmp.path().join("kubeconfig")).expect("kubeconfig");
+    let token = kubeconfig
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("token:"))
+        .map(str::trim)
+        .expect("admin token in kubeconfig");
+    dev.kill9();
+    let log = std::fs::read_to_string(tmp.path().join("mni-dev.log")).expect("log");
+    let line = |path: &str, status: &str| {
+        log.lines().any(|l| {
+            l.contains("method=GET")
+                && l.contains(&format!("path={path} "))
+                && l.contains(&format!("status={status} "))
+                && l.contains("agent=kubectl")
+        })
+    };
+    assert!(
+        line("/api/v1/namespaces/default/configmaps", "200"),
+        "{log}"
+    );
+    assert!(log.contains("labelSelector=app%3Dweb"), "{log}");
+    assert!(
+        line("/api/v1/namespaces/default/configmaps/absent", "404"),
+        "{log}"
+    );
+    assert!(!log.contains(token), "{log}");
+}
+
 #[test]
 fn acknowledged_writes_survive_kill_9() {
     let tmp = tempfile::tempdir().expect("tempdir");

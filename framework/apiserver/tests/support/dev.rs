@@ -14,15 +14,28 @@ pub struct Dev {
 impl Dev {
     /// Starts `mni-dev up` on a free port with a durable store in `dir`, waits for `ready`.
     pub fn up(dir: &Path) -> Dev {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mni-dev"))
-            .args(["up", "--listen", "127.0.0.1:0", "--data-dir"])
+        Self::start(dir, None)
+    }
+
+    /// [`Dev::up`] with `RUST_LOG` set to `filter` and the log written to `dir/mni-dev.log`.
+    pub fn up_logging(dir: &Path, filter: &str) -> Dev {
+        Self::start(dir, Some(filter))
+    }
+
+    fn start(dir: &Path, log: Option<&str>) -> Dev {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mni-dev"));
+        cmd.args(["up", "--listen", "127.0.0.1:0", "--data-dir"])
             .arg(dir.join("data"))
             .arg("--kubeconfig")
             .arg(dir.join("kubeconfig"))
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("mni-dev starts");
+            .stderr(Stdio::null());
+        if let Some(filter) = log {
+            std::fs::create_dir_all(dir).expect("log dir");
+            let file = std::fs::File::create(dir.join("mni-dev.log")).expect("log file");
+            cmd.env("RUST_LOG", filter).stderr(file);
+        }
+        let mut child = cmd.spawn().expect("mni-dev starts");
         let stdout = child.stdout.take().expect("stdout");
         let mut line = String::new();
         BufReader::new(stdout).read_line(&mut line).expect("read");
