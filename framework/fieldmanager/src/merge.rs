@@ -394,24 +394,12 @@ fn compare_at(
             path.pop();
             res?;
         }
-        let in_lhs = |key: &str| {
-            l.contains_key(key)
-                || lhs
-                    .zero
-                    .and_then(|z| z.get(key))
-                    .is_some_and(|z| matches!(z, Value::Null | Value::Object(_)))
-                    && lhs.value.is_some_and(Value::is_object)
-        };
+        // Keys only the right side has (or fills in): compared against an absent left side.
         for key in r.keys().chain(rhs.filled_keys()) {
-            if !in_lhs(key) && !skip(key) {
+            let left = lhs.child(key);
+            if left.value.is_none() && !skip(key) {
                 path.push(PathElement::field(key.as_str()));
-                let res = compare_at(
-                    Side::plain(None),
-                    rhs.child(key),
-                    node.child(key).0,
-                    path,
-                    c,
-                );
+                let res = compare_at(left, rhs.child(key), node.child(key).0, path, c);
                 path.pop();
                 res?;
             }
