@@ -253,9 +253,7 @@ impl ServerBuilder {
             .map_err(Error::Load)?;
         let compactor = store.spawn_compactor(self.compaction_interval, self.compaction_retain);
         let ns_loop = tokio::spawn(crate::controllers::run(shared.clone()));
-        let app = axum::Router::new()
-            .fallback(dispatch)
-            .with_state(shared.clone());
+        let app = router(shared.clone());
         let mut stop = stop_rx;
         let tls = self
             .tls
@@ -335,21 +333,19 @@ impl Server {
     /// outside the process.
     pub fn loopback_client(&self) -> kube::Client {
         use tower::ServiceExt as _;
-        let router = axum::Router::new()
-            .fallback(dispatch)
-            .with_state(self.shared.clone());
         let bearer =
             HeaderValue::from_str(&format!("Bearer {}", self.admin_token())).map(|mut v| {
                 v.set_sensitive(true);
                 v
             });
-        let service = router.map_request(move |req: Request<kube::client::Body>| {
-            let (mut parts, body) = req.into_parts();
-            if let Ok(bearer) = &bearer {
-                parts.headers.insert(header::AUTHORIZATION, bearer.clone());
-            }
-            Request::from_parts(parts, Body::new(body))
-        });
+        let service =
+            router(self.shared.clone()).map_request(move |req: Request<kube::client::Body>| {
+                let (mut parts, body) = req.into_parts();
+                if let Ok(bearer) = &bearer {
+                    parts.headers.insert(header::AUTHORIZATION, bearer.clone());
+                }
+                Request::from_parts(parts, Body::new(body))
+            });
         kube::Client::new(service, "default")
     }
 
@@ -450,6 +446,11 @@ fn json_response(code: u16, body: &Value, warnings: &[String]) -> Response {
         }
     }
     resp
+}
+
+/// Every request goes to [`dispatch`], over the network or through the loopback client.
+fn router(shared: Arc<Shared>) -> axum::Router {
+    axum::Router::new().fallback(dispatch).with_state(shared)
 }
 
 /// Routes one request.

@@ -121,10 +121,10 @@ impl Encoder {
         Bytes::from(line)
     }
 
-    /// The object of `kv` as this watch sends it, without parsing it, when that is possible
-    /// (see [`object::served_json`]).
-    fn spliced(&self, kv: &mni_store::KeyValue) -> Option<Vec<u8>> {
-        (self.output == Output::Object)
+    /// The object of `kv` as this watch sends it, without parsing it, when that is possible:
+    /// full objects and no selector to check (see [`object::served_json`]).
+    fn spliced(&self, filter: &Filter, kv: &mni_store::KeyValue) -> Option<Vec<u8>> {
+        (self.output == Output::Object && filter.is_empty())
             .then(|| object::served_json(&self.info, kv))
             .flatten()
     }
@@ -248,7 +248,7 @@ pub(crate) async fn watch(
             }
         };
         for kv in &snapshot {
-            let line = match filter.is_empty().then(|| encoder.spliced(kv)).flatten() {
+            let line = match encoder.spliced(&filter, kv) {
                 Some(json) => Some(Encoder::raw_line("ADDED", &json)),
                 None => encoder
                     .served(kv)
@@ -338,9 +338,7 @@ fn translate(
 /// Parses and encodes one event for one watcher.
 fn translate_one(enc: &Encoder, filter: &Filter, ev: &mni_store::Event) -> Option<Bytes> {
     use mni_store::EventKind;
-    if filter.is_empty()
-        && let Some(json) = enc.spliced(&ev.kv)
-    {
+    if let Some(json) = enc.spliced(filter, &ev.kv) {
         // Without a selector every event is sent as it is: no need to build the object.
         let type_ = match ev.kind {
             EventKind::Created => "ADDED",
@@ -388,13 +386,14 @@ mod tests {
             create_revision: 4,
             mod_revision: 4,
         };
-        let json = enc.spliced(&kv).expect("spliced");
+        let none = Filter::from_query(&enc.info, &Query::parse(None)).expect("no selector");
+        let json = enc.spliced(&none, &kv).expect("spliced");
         let slow = enc.line("ADDED", enc.served(&kv).expect("parsed"));
         assert_eq!(Encoder::raw_line("ADDED", &json), slow);
         let meta = Encoder {
             output: Output::Metadata,
             ..enc
         };
-        assert_eq!(meta.spliced(&kv), None);
+        assert_eq!(meta.spliced(&none, &kv), None);
     }
 }
