@@ -22,7 +22,7 @@ target=${CARGO_TARGET_DIR:-$root/target}
 step() { printf '\n==> %s\n' "$*"; }
 
 step "Building mni-scaffold and mni-dev"
-cargo build -p mni-scaffold -p mni-apiserver --bin mni-scaffold --bin mni-dev
+cargo build -p mni-scaffold -p mni-dev --bin mni-scaffold --bin mni-dev
 export PATH=$target/debug:$PATH
 
 step "Scaffolding a project with a service: mni-scaffold init, mni-scaffold new service billing"

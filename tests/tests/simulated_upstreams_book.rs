@@ -38,7 +38,7 @@ fn simulated_upstreams_chapter_commands_run() {
     let bins = mni_tests::book::bin_dir();
     assert!(
         bins.join("mni-dev").is_file(),
-        "mni-dev is built with the workspace tests (cargo nextest run --workspace, or cargo build -p mni-apiserver --bin mni-dev): {}",
+        "mni-dev is built with the workspace tests (cargo nextest run --workspace, or cargo build -p mni-dev): {}",
         bins.display()
     );
     let steps = mni_tests::book::console_steps(&chapter);

@@ -47,7 +47,7 @@ fn workspace_bin(name: &str) -> PathBuf {
     assert!(
         path.is_file(),
         "{name} is built with the workspace tests (cargo nextest run --workspace, or cargo build \
-         -p mni-scaffold -p mni-apiserver --bins): {} is missing",
+         -p mni-scaffold -p mni-dev --bins): {} is missing",
         path.display()
     );
     path

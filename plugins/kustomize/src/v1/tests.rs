@@ -1,6 +1,7 @@
-//! The Rust and kustomize plugins together, in-process, as the default bundle runs them. Every
-//! manifest is pinned by an `insta` snapshot (`INSTA_UPDATE=always cargo test -p
-//! mni-plugin-kustomize` after a deliberate template change) and every YAML document parses.
+//! The Rust and kustomize plugins together, in-process, as the default bundle runs them. The
+//! derived roles and the list of manifests are pinned by `insta` snapshots (`INSTA_UPDATE=always
+//! cargo test -p mni-plugin-kustomize` after a deliberate change), the manifests themselves by
+//! the golden projects' drift test; every YAML document parses.
 
 use mni_plugin::{
     Context, FlagValue, FlagValues, PluginKey, ProjectConfig, Subcommand, Universe, run,
@@ -94,10 +95,22 @@ fn manifests_for_a_project_with_a_service_and_two_kinds() {
                     .unwrap_or_else(|e| panic!("{path} is valid YAML: {e}"));
             }
         }
-        if path.contains("config/") || path.ends_with("manifests.rs") {
-            insta::assert_snapshot!(path.replace('/', "__"), file.contents());
-        }
     }
+    // The derived roles are this plugin's own logic: pinned here. Whole files are pinned once,
+    // by the golden projects under `tests/golden/` and their drift test.
+    for path in [
+        "config/rbac/role.yaml",
+        "services/billing/operator/config/rbac/role.yaml",
+    ] {
+        let role = universe.get(path).unwrap_or_else(|| panic!("{path}"));
+        insta::assert_snapshot!(path.replace('/', "__"), role);
+    }
+    let paths: Vec<&str> = universe
+        .iter()
+        .map(|(path, _)| path)
+        .filter(|path| path.contains("config/"))
+        .collect();
+    insta::assert_snapshot!("config-files", paths.join("\n"));
     let role = universe.get("config/rbac/role.yaml").expect("role");
     assert!(role.contains("guestbooks/status") && !role.contains("accounts"));
     let service_role = universe

@@ -146,7 +146,7 @@ impl MniSource {
         }
     }
 
-    /// The Cargo dependency spec of mNi crate `name` (e.g. `mni-operator` in `framework/operator`).
+    /// The Cargo dependency spec of mNi crate `name` (e.g. `framework/runtime/operator`).
     #[must_use]
     pub fn spec(&self, dir: &str) -> String {
         match self {
@@ -227,8 +227,8 @@ impl Settings {
             "license_spdx": self.license().map_or("", |l| l.spdx),
             "license_name": self.license().map_or("", |l| l.name),
             "mni": {
-                "operator": mni.spec("framework/operator"),
-                "testkit": mni.spec("framework/testkit"),
+                "operator": mni.spec("framework/runtime/operator"),
+                "testkit": mni.spec("framework/runtime/testkit"),
             },
             "mni_source_note": mni.note(),
         })
@@ -282,8 +282,8 @@ mod tests {
     fn mni_sources_render_cargo_specs() {
         let p = MniSource::Path("../../..".into());
         assert_eq!(
-            p.spec("framework/operator"),
-            "{ path = \"../../../framework/operator\" }"
+            p.spec("framework/runtime/operator"),
+            "{ path = \"../../../framework/runtime/operator\" }"
         );
         assert_eq!(MniSource::Version("0.2.0".into()).spec("x"), "\"0.2.0\"");
         assert_eq!(
@@ -292,8 +292,8 @@ mod tests {
         );
         assert!(
             MniSource::default()
-                .spec("framework/operator")
-                .contains("framework/operator")
+                .spec("framework/runtime/operator")
+                .contains("framework/runtime/operator")
         );
     }
 

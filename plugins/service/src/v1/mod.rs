@@ -8,10 +8,7 @@
 //! services/billing/README.md                     how the three crates fit together, how to run them
 //! OP/src/api/billing_v1alpha1/billing.rs          the service CRD `Billing`: frontend + backend WorkloadSpecs
 //! OP/src/api/billing_v1alpha1/billing_account.rs the domain kind `BillingAccount`
-//! OP/src/controllers/billing.rs                   applies the children, sets Ready/Progressing/Degraded
-//! OP/src/controllers/billing/children.rs          the children as pure functions of the CR
-//! OP/src/controllers/billing/apply.rs             server-side apply that skips children in place
-//! OP/src/controllers/billing/status.rs            conditions from the Deployments (and failing pods)
+//! OP/src/controllers/billing.rs                   what a Billing runs, through the runtime's workload engine
 //! OP/src/controllers/billing_account.rs           the domain kind's skeleton controller
 //! OP/tests/billing.rs, billing_account.rs         the controllers on mni-testkit with the simulator
 //! OP/config/crd/bases/, config/samples/           both CRDs (equal to `crd` output) and samples
@@ -20,7 +17,7 @@
 //! ```
 //!
 //! It also registers both kinds and controllers at the operator's scaffold markers, adds
-//! the backend and frontend to the workspace `members`, adds `mni-core` and `sha2` to the
+//! the backend and frontend to the workspace `members`, adds `mni-core` to the
 //! operator's dependencies, re-derives `config/rbac/role.yaml` (the service controller
 //! declares what it applies), and records both kinds and all three crates in PROJECT.
 //!

@@ -92,18 +92,6 @@ impl ServiceV1 {
                 format!("{op}src/controllers/{kind}.rs"),
             ),
             (
-                "operator/src/controllers/service/children.rs",
-                format!("{op}src/controllers/{kind}/children.rs"),
-            ),
-            (
-                "operator/src/controllers/service/apply.rs",
-                format!("{op}src/controllers/{kind}/apply.rs"),
-            ),
-            (
-                "operator/src/controllers/service/status.rs",
-                format!("{op}src/controllers/{kind}/status.rs"),
-            ),
-            (
                 "operator/src/controllers/domain.rs",
                 format!("{op}src/controllers/{domain_kind}.rs"),
             ),
@@ -177,11 +165,7 @@ impl ServiceV1 {
         for k in [&names.service, &names.domain] {
             let snake = mni_plugin::names::to_snake_case(&k.kind);
             let kind = &k.kind;
-            let exports = if std::ptr::eq(k, &names.service) {
-                format!("{kind}, {kind}Spec, {kind}Status, WorkloadStatus")
-            } else {
-                format!("{kind}, {kind}Spec, {kind}Status")
-            };
+            let exports = format!("{kind}, {kind}Spec, {kind}Status");
             inserts.extend([
                 (
                     format!("{op}src/api/{gv}/mod.rs"),
@@ -256,7 +240,7 @@ impl ServiceV1 {
                 Insert::new(
                     "dependencies",
                     "service.mni.dev/v1",
-                    "mni-core = { workspace = true }\nsha2 = { workspace = true }",
+                    "mni-core = { workspace = true }",
                 ),
             ),
             (
@@ -353,7 +337,7 @@ impl NewService for ServiceV1 {
             .mni
             .clone()
             .unwrap_or_default()
-            .spec("framework/core");
+            .spec("framework/runtime/core");
         let kustomize_data = self.kustomize.data(cx, &target)?;
         let data = merge(&[
             settings.template_data(),

@@ -113,7 +113,7 @@ impl VpcService {
             .mni
             .clone()
             .unwrap_or_default()
-            .spec("framework/kubeovn");
+            .spec("framework/upstreams/kubeovn");
         let inserts = [
             (
                 format!("{op}src/api/{gv}/mod.rs"),

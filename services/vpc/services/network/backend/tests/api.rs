@@ -22,7 +22,7 @@ use tokio::sync::oneshot;
 use network_backend::AppState;
 use network_backend::serve;
 use network_operator::api::network_v1alpha1::VirtualPrivateCloud;
-use network_operator::controllers::network::children::backend_rules;
+use network_operator::controllers::network::backend_rules;
 
 const NAMESPACE: &str = "default";
 

@@ -18,7 +18,7 @@ use tokio::sync::oneshot;
 
 use ledger_backend::{AppState, serve};
 use ledger_operator::api::ledger_v1alpha1::LedgerAccount;
-use ledger_operator::controllers::ledger::children::backend_rules;
+use ledger_operator::controllers::ledger::backend_rules;
 
 const NAMESPACE: &str = "default";
 

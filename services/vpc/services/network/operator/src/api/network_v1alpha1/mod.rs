@@ -5,7 +5,7 @@
 
 // +mni:fragment:kinds:network
 mod network;
-pub use network::{Network, NetworkSpec, NetworkStatus, WorkloadStatus};
+pub use network::{Network, NetworkSpec, NetworkStatus};
 // +mni:fragment-end:kinds:network
 // +mni:fragment:kinds:virtual_private_cloud
 mod virtual_private_cloud;

@@ -6,13 +6,13 @@
 //!
 //! Its spec says which frontend and backend to run, each a [`WorkloadSpec`] (image, replicas,
 //! port, resources, env) with defaults; `NetworkReconciler` turns it into Deployments,
-//! Services, RBAC, a settings ConfigMap and a NetworkPolicy, and reports in the status whether
-//! they are available.
+//! Services, RBAC, a settings ConfigMap and a NetworkPolicy through the runtime's workload
+//! engine, which reports in the status ([`ServiceStatus`]) whether they are available.
 
 use std::collections::BTreeMap;
 
 use kube::CustomResource;
-use mni_core::{Condition, WorkloadSpec};
+use mni_core::{ServiceStatus, WorkloadSpec};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -68,36 +68,6 @@ fn default_backend() -> WorkloadSpec {
     WorkloadSpec::new(DEFAULT_BACKEND_IMAGE)
 }
 
-/// What the operator last observed about a Network.
-#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct NetworkStatus {
-    /// `Ready` (both workloads available), `Progressing` (a rollout is under way) and
-    /// `Degraded` (a workload fails; the message names it).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub conditions: Vec<Condition>,
-    /// The generation the status describes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
-    /// Replica counts of the frontend Deployment.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frontend: Option<WorkloadStatus>,
-    /// Replica counts of the backend Deployment.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub backend: Option<WorkloadStatus>,
-    /// Where the web UI is served inside the cluster.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
-}
-
-/// Replica counts of one workload's Deployment.
-#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct WorkloadStatus {
-    /// Pods the Deployment asks for.
-    pub replicas: i32,
-    /// Pods whose readiness probe passes.
-    pub ready_replicas: i32,
-    /// Pods that are ready and running the current pod template.
-    pub updated_replicas: i32,
-}
+/// What the operator last observed about a Network: conditions, replica counts and the
+/// frontend's URL, as the runtime's workload engine reports them.
+pub type NetworkStatus = ServiceStatus;

@@ -2,77 +2,71 @@
 
 //! Reconciles `Ledger`s: each is one installation of the ledger service.
 //!
-//! For a Ledger `NAME` the controller server-side-applies, in its namespace and owned by it
-//! (so they are garbage-collected with it), the objects [`children`] builds:
+//! The runtime's workload engine ([`mni_operator::workload`]) does what every service does:
+//! for a Ledger `NAME` it server-side-applies, in its namespace and owned by it (so they are
+//! garbage-collected with it), Deployments `NAME-frontend` and `NAME-backend` under the
+//! restricted Pod Security profile, their Services, the backend's ServiceAccount with a Role
+//! and RoleBinding (CRUD on LedgerAccounts in the namespace, nothing else), its settings
+//! ConfigMap `NAME-backend-settings` (a change rolls the backend), and a NetworkPolicy that
+//! lets only the frontend reach the backend; it skips children already in place, prunes those
+//! no longer wanted, and sets `Ready`/`Progressing`/`Degraded` from the Deployments.
 //!
-//! - ServiceAccount `NAME-backend`, with a Role and a RoleBinding that let the backend do CRUD
-//!   on LedgerAccounts in the namespace, and nothing else;
-//! - ConfigMap `NAME-backend-settings`, the backend's environment; its checksum is an
-//!   annotation of the backend's pod template, so a change rolls the backend;
-//! - Deployments `NAME-frontend` and `NAME-backend` under the restricted Pod Security profile,
-//!   with liveness (`/healthz`) and readiness (`/readyz`) probes;
-//! - Services `NAME-frontend` and `NAME-backend`;
-//! - NetworkPolicy `NAME-backend`: only the frontend's pods may reach the backend's.
-//!
-//! Children that are already in place are not applied again (see [`apply`]), so reconciling a
-//! converged Ledger sends nothing to the API server. The controller watches every kind it
-//! owns and sets the status from the Deployments (see [`status`]): `Ready` once both are
-//! available, `Progressing` while one rolls out, `Degraded` naming a workload that fails. While
-//! a workload waits for its pods, the Ledger is looked at again every few seconds: the pods
-//! that tell why a workload fails are read then, not watched.
+//! This file holds what is specific to the ledger service: [`workloads`] says what a
+//! Ledger runs. Change it, or add your own steps to `reconcile`, where marked.
 //!
 //! What the controller needs for this (derived into `config/rbac/role.yaml`):
 // +mni:rbac:groups=ledger.example.com,resources=ledgers,verbs=get;list;watch
 // +mni:rbac:groups=ledger.example.com,resources=ledgers/status,verbs=get;update;patch
 // +mni:rbac:groups=ledger.example.com,resources=ledgers/finalizers,verbs=update
-// +mni:rbac:groups=core,resources=configmaps;serviceaccounts;services,verbs=get;list;watch;create;patch
-// +mni:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch
-// +mni:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;patch
-// +mni:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch
+// +mni:rbac:groups=core,resources=configmaps;serviceaccounts;services,verbs=get;list;watch;create;patch;delete
+// +mni:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;delete
+// +mni:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;patch;delete
+// +mni:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch;delete
 // +mni:rbac:groups=core,resources=pods,verbs=list
 //! Kubernetes lets it grant the backend only permissions it holds itself:
 // +mni:rbac:groups=ledger.example.com,resources=ledgeraccounts,verbs=get;list;watch;create;update;patch;delete
 
-pub mod apply;
-pub mod children;
-pub mod status;
-
 use std::sync::Arc;
-use std::time::Duration;
 
-use k8s_openapi::api::{
-    apps::v1 as apps, core::v1 as corev1, networking::v1 as networking, rbac::v1 as rbac,
-};
-use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, ListParams};
-use mni_operator::{ContextError, prelude::*};
+use k8s_openapi::api::rbac::v1::PolicyRule;
+use mni_operator::prelude::*;
+use mni_operator::workload::{self, ServiceWorkloads, WorkloadError};
 
 use crate::api::ledger_v1alpha1::Ledger;
-use apply::apply;
-use children::{Children, Workload};
-use status::Observed;
 
-/// How soon a Ledger whose workload waits for its pods is looked at again.
-pub const RECHECK: Duration = Duration::from_secs(5);
+/// The service's name: the `app.kubernetes.io/name` label of everything a Ledger owns.
+pub const SERVICE: &str = "ledger";
 
-/// Why a Ledger reconcile failed.
-#[derive(Debug, thiserror::Error)]
-pub enum LedgerError {
-    /// Applying a child or writing the status failed.
-    #[error(transparent)]
-    Context(#[from] ContextError),
-    /// Reading the pods of a workload that is not available failed.
-    #[error("list the pods of Deployment {deployment:?}: {source}")]
-    Pods {
-        /// The Deployment.
-        deployment: String,
-        /// The client error.
-        #[source]
-        source: kube::Error,
-    },
-    /// The status could not be turned into JSON.
-    #[error("serialize the status: {0}")]
-    Json(#[from] serde_json::Error),
+/// The API group of Ledgers and LedgerAccounts.
+pub const GROUP: &str = "ledger.example.com";
+
+/// The resource the backend serves: LedgerAccounts.
+pub const DOMAIN_RESOURCE: &str = "ledgeraccounts";
+
+/// The verbs the backend has on LedgerAccounts: CRUD, and list/watch to serve lists.
+pub const BACKEND_VERBS: &[&str] = &[
+    "get", "list", "watch", "create", "update", "patch", "delete",
+];
+
+/// What the backend may do: CRUD on LedgerAccounts (in its own namespace, through a Role).
+#[must_use]
+pub fn backend_rules() -> Vec<PolicyRule> {
+    vec![PolicyRule {
+        api_groups: Some(vec![GROUP.to_owned()]),
+        resources: Some(vec![DOMAIN_RESOURCE.to_owned()]),
+        verbs: BACKEND_VERBS.iter().map(|v| (*v).to_owned()).collect(),
+        ..Default::default()
+    }]
+}
+
+/// What `obj` runs: its frontend and backend, the backend's settings and permissions.
+pub fn workloads(obj: &Ledger) -> ServiceWorkloads {
+    ServiceWorkloads::for_owner(obj, SERVICE)
+        .with_frontend(obj.spec.frontend.clone())
+        .with_backend(obj.spec.backend.clone())
+        .with_settings(obj.spec.settings.clone())
+        .with_backend_rules(backend_rules())
+    // +mni:scaffold:workloads
 }
 
 /// Reconciles Ledgers. See the [module docs](self).
@@ -87,7 +81,7 @@ impl LedgerReconciler {
 
 impl Reconciler for LedgerReconciler {
     type K = Ledger;
-    type Error = LedgerError;
+    type Error = WorkloadError;
 
     fn name(&self) -> &str {
         "ledger-controller"
@@ -98,112 +92,31 @@ impl Reconciler for LedgerReconciler {
         obj: Arc<Self::K>,
         ctx: &Context<Self::K>,
     ) -> Result<Action, Self::Error> {
-        if obj.metadata.deletion_timestamp.is_some() {
-            // The garbage collector deletes the children; applying them again would only
-            // hold up a foreground deletion.
-            return Ok(Action::await_change());
-        }
-        let children = match Children::new(&obj) {
-            Ok(children) => children,
-            Err(invalid) => {
-                ctx.set_condition(
-                    &obj,
-                    READY,
-                    ConditionStatus::False,
-                    reasons::INVALID_SPEC,
-                    &invalid.to_string(),
-                )
-                .await?;
-                return Ok(Action::await_change());
-            }
-        };
-        // The supporting objects do not depend on one another: one round trip applies them
-        // all. The Deployments follow, so that their pods find the ServiceAccount.
-        tokio::try_join!(
-            apply(ctx, &obj, children.service_account),
-            apply(ctx, &obj, children.role),
-            apply(ctx, &obj, children.role_binding),
-            apply(ctx, &obj, children.settings),
-            apply(ctx, &obj, children.frontend_service),
-            apply(ctx, &obj, children.backend_service),
-            apply(ctx, &obj, children.network_policy),
-        )?;
-        let (frontend_deployment, backend_deployment) = tokio::try_join!(
-            apply(ctx, &obj, children.frontend),
-            apply(ctx, &obj, children.backend),
-        )?;
-
-        let frontend = observe(ctx, Workload::Frontend, &frontend_deployment).await?;
-        let backend = observe(ctx, Workload::Backend, &backend_deployment).await?;
-        let current = obj.status.as_ref();
-        let desired = status::desired(
-            current,
-            obj.metadata.generation,
-            &frontend,
-            &backend,
-            &children::url(&obj),
-            Timestamp::now(),
-        );
-        if current != Some(&desired) {
-            let patch = serde_json::json!({ "status": serde_json::to_value(&desired)? });
-            ctx.patch_status(&obj, &patch).await?;
-        }
-        // Deployments report their progress through their status, which wakes this
-        // controller; pods that wait (and may crash) are read again after a while.
-        let deployments = [&frontend_deployment, &backend_deployment];
-        if deployments.into_iter().any(status::waits_for_pods) {
-            Ok(Action::requeue(RECHECK))
-        } else {
-            Ok(Action::await_change())
-        }
+        // TODO(user): steps of your own before the workloads are applied go here.
+        workloads(&obj)
+            .reconcile(ctx, &obj, obj.status.as_ref())
+            .await
     }
 
     fn relations(&self) -> Relations<Self::K> {
-        Relations::default()
-            .owns::<apps::Deployment>()
-            .owns::<corev1::Service>()
-            .owns::<corev1::ConfigMap>()
-            .owns::<corev1::ServiceAccount>()
-            .owns::<rbac::Role>()
-            .owns::<rbac::RoleBinding>()
-            .owns::<networking::NetworkPolicy>()
+        workload::relations()
     }
 }
 
-/// Sums up `deployment`; when it waits for its pods, they say whether it fails.
-async fn observe(
-    ctx: &Context<Ledger>,
-    workload: Workload,
-    deployment: &apps::Deployment,
-) -> Result<Observed, LedgerError> {
-    if !status::waits_for_pods(deployment) {
-        return Ok(status::observe(workload, deployment, None));
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::ledger_v1alpha1::LedgerSpec;
+
+    #[test]
+    fn the_backend_gets_crud_on_its_domain_kind_and_nothing_else() {
+        let spec = LedgerSpec::default();
+        let mut obj = Ledger::new("sample", spec);
+        obj.metadata.namespace = Some("shop".to_owned());
+        let children = workloads(&obj).children().expect("valid");
+        let role = children.role.expect("the backend has a Role");
+        let rules = role.rules.unwrap_or_default();
+        assert_eq!(rules, backend_rules());
+        assert_eq!(rules[0].resources, Some(vec![DOMAIN_RESOURCE.to_owned()]));
     }
-    let name = deployment.name_any();
-    let selector = deployment
-        .spec
-        .selector
-        .match_labels
-        .as_ref()
-        .map(|labels| {
-            labels
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(",")
-        })
-        .unwrap_or_default();
-    let pods: Api<corev1::Pod> = Api::namespaced(
-        ctx.client().clone(),
-        deployment.namespace().as_deref().unwrap_or("default"),
-    );
-    let list = pods
-        .list(&ListParams::default().labels(&selector))
-        .await
-        .map_err(|source| LedgerError::Pods {
-            deployment: name,
-            source,
-        })?;
-    let failure = list.items.iter().find_map(status::pod_failure);
-    Ok(status::observe(workload, deployment, failure))
 }

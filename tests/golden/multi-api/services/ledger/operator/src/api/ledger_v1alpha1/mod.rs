@@ -4,7 +4,7 @@
 
 // +mni:fragment:kinds:ledger
 mod ledger;
-pub use ledger::{Ledger, LedgerSpec, LedgerStatus, WorkloadStatus};
+pub use ledger::{Ledger, LedgerSpec, LedgerStatus};
 // +mni:fragment-end:kinds:ledger
 // +mni:fragment:kinds:ledger_account
 mod ledger_account;

@@ -1,0 +1,345 @@
+//! [`TestEnv`] and its builder: one in-process API server per test, its admin client, CRD
+//! installation, an optional workload simulator and an optional fake Kube-OVN.
+//!
+//! The server is `mni-apiserver` in memory on an ephemeral loopback port, speaking plain HTTP;
+//! it starts in milliseconds, so every test gets its own. Clients made here talk to it like
+//! to any cluster: kube-rs over HTTP, with bearer tokens, RBAC enforced for everyone but the
+//! admin.
+
+use std::time::Duration;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{Api, Patch, PatchParams};
+use kube::{Client, Config, CustomResourceExt};
+use mni_apiserver::Server;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::error::{Error, Result};
+use crate::wait::wait_for_condition;
+
+/// How long [`TestEnv::install_crds`] and [`TestEnv::assert_event`] wait unless
+/// [`TestEnvBuilder::with_timeout`] says otherwise.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The field manager of everything the test kit writes.
+pub(crate) const FIELD_MANAGER: &str = "mni-testkit";
+
+/// Configures a [`TestEnv`]; start with [`TestEnv::builder`].
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until .start() is awaited"]
+pub struct TestEnvBuilder {
+    simulator: bool,
+    kube_ovn: bool,
+    crds: Vec<CustomResourceDefinition>,
+    timeout: Duration,
+}
+
+impl Default for TestEnvBuilder {
+    fn default() -> Self {
+        TestEnvBuilder {
+            simulator: false,
+            kube_ovn: false,
+            crds: Vec::new(),
+            timeout: DEFAULT_TIMEOUT,
+        }
+    }
+}
+
+impl TestEnvBuilder {
+    /// Runs `mni-workloads` in the background (default: off), so Deployments, ReplicaSets,
+    /// StatefulSets and DaemonSets get pods that become ready, and report `Available`.
+    pub fn with_simulator(mut self, enabled: bool) -> Self {
+        self.simulator = enabled;
+        self
+    }
+
+    /// Installs the `kubeovn.io/v1` CRDs of `mni-kubeovn` and runs its fake Kube-OVN
+    /// controller in the background (default: off), so Vpcs, Subnets, NAT gateways, EIPs
+    /// and NAT rules get the status Kube-OVN would give them.
+    pub fn with_kube_ovn(mut self, enabled: bool) -> Self {
+        self.kube_ovn = enabled;
+        self
+    }
+
+    /// CRDs to install (and wait for) before [`start`](Self::start) returns.
+    pub fn with_crds(mut self, crds: impl IntoIterator<Item = CustomResourceDefinition>) -> Self {
+        self.crds.extend(crds);
+        self
+    }
+
+    /// Adds the CRD of `K` (a `#[derive(CustomResource)]` type), like
+    /// [`with_crds`](Self::with_crds).
+    pub fn with_crd<K: CustomResourceExt>(mut self) -> Self {
+        self.crds.push(K::crd());
+        self
+    }
+
+    /// How long CRD installation and [`TestEnv::assert_event`] wait (default
+    /// [`DEFAULT_TIMEOUT`]).
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Starts the API server (and the simulator, if asked) and installs the CRDs.
+    pub async fn start(self) -> Result<TestEnv> {
+        let server = Server::builder().start().await.map_err(Error::Start)?;
+        let url = server.url();
+        let admin_token = server.admin_token().to_string();
+        let client = token_client(&url, &admin_token, "default", mni_apiserver::ADMIN_USER)?;
+        let mut env = TestEnv {
+            kubeconfig: server.kubeconfig(),
+            server: Some(server),
+            url,
+            admin_token,
+            client,
+            simulator: None,
+            kube_ovn: None,
+            timeout: self.timeout,
+        };
+        if self.simulator {
+            env.simulator = Some(SimulatorTask::spawn(env.client.clone()));
+        }
+        if self.kube_ovn {
+            env.install_crds(&mni_kubeovn::v1::crds()).await?;
+            env.kube_ovn = Some(SimulatorTask::spawn_kube_ovn(env.client.clone()));
+        }
+        if !self.crds.is_empty() {
+            env.install_crds(&self.crds).await?;
+        }
+        Ok(env)
+    }
+}
+
+/// A running test environment: an in-process, RBAC-enforcing API server and clients for it.
+///
+/// ```no_run
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube::api::{Api, ListParams};
+///
+/// # async fn run() -> mni_testkit::Result<()> {
+/// let env = mni_testkit::TestEnv::start().await?;
+/// let cms: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+/// let _ = cms.list(&ListParams::default()).await;
+/// env.shutdown().await;
+/// # Ok(()) }
+/// ```
+///
+/// Dropping a `TestEnv` stops it too, in the background; [`shutdown`](Self::shutdown) waits
+/// until it has stopped.
+pub struct TestEnv {
+    server: Option<Server>,
+    url: String,
+    kubeconfig: String,
+    admin_token: String,
+    client: Client,
+    simulator: Option<SimulatorTask>,
+    kube_ovn: Option<SimulatorTask>,
+    timeout: Duration,
+}
+
+impl TestEnv {
+    /// Starts an environment with the defaults: no simulator, no CRDs.
+    pub async fn start() -> Result<TestEnv> {
+        TestEnvBuilder::default().start().await
+    }
+
+    /// A builder, to add the simulator or CRDs.
+    pub fn builder() -> TestEnvBuilder {
+        TestEnvBuilder::default()
+    }
+
+    /// A client authenticating as the admin (`mni:admin`, in `system:masters`: RBAC allows
+    /// everything). Its default namespace is `default`.
+    pub fn client(&self) -> Client {
+        self.client.clone()
+    }
+
+    /// The server's base URL, `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// A kubeconfig (YAML) for the admin identity, for kubectl or a child process.
+    pub fn kubeconfig(&self) -> &str {
+        &self.kubeconfig
+    }
+
+    /// The admin's bearer token.
+    pub fn admin_token(&self) -> &str {
+        &self.admin_token
+    }
+
+    /// How long CRD installation and [`assert_event`](Self::assert_event) wait.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// A client authenticating with a bearer token (a ServiceAccount token, or any token the
+    /// server issued); its default namespace is `namespace`.
+    pub fn client_with_token(&self, token: &str, namespace: &str) -> Result<Client> {
+        token_client(&self.url, token, namespace, "a bearer token")
+    }
+
+    /// Installs CRDs with server-side apply (so installing again is harmless) and waits until
+    /// each is `Established`.
+    pub async fn install_crds(&self, crds: &[CustomResourceDefinition]) -> Result<()> {
+        let api: Api<CustomResourceDefinition> = Api::all(self.client());
+        let params = PatchParams::apply(FIELD_MANAGER).force();
+        for crd in crds {
+            let name = crd.metadata.name.clone().ok_or_else(|| {
+                Error::Invalid(
+                    "a CustomResourceDefinition to install has no metadata.name".to_string(),
+                )
+            })?;
+            // Only what the author wrote: a CRD read back from a server carries
+            // resourceVersion, managedFields and status, which apply rejects or ignores.
+            let clean = CustomResourceDefinition {
+                metadata: ObjectMeta {
+                    name: Some(name.clone()),
+                    labels: crd.metadata.labels.clone(),
+                    annotations: crd.metadata.annotations.clone(),
+                    ..ObjectMeta::default()
+                },
+                spec: crd.spec.clone(),
+                status: None,
+            };
+            api.patch(&name, &params, &Patch::Apply(&clean))
+                .await
+                .map_err(|source| Error::Api {
+                    action: format!("installing CustomResourceDefinition {name}"),
+                    source,
+                })?;
+        }
+        for crd in crds {
+            if let Some(name) = &crd.metadata.name {
+                wait_for_condition(&api, name, "Established", "True", self.timeout).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Installs the CRD of `K` (a `#[derive(CustomResource)]` type) and waits until it is
+    /// `Established`.
+    pub async fn install<K: CustomResourceExt>(&self) -> Result<()> {
+        self.install_crds(&[K::crd()]).await
+    }
+
+    /// Stops the simulators and the server, and waits until they have stopped.
+    pub async fn shutdown(mut self) {
+        if let Some(simulator) = self.simulator.take() {
+            simulator.stop().await;
+        }
+        if let Some(kube_ovn) = self.kube_ovn.take() {
+            kube_ovn.stop().await;
+        }
+        if let Some(server) = self.server.take() {
+            server.shutdown().await;
+        }
+    }
+}
+
+impl std::fmt::Debug for TestEnv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestEnv")
+            .field("url", &self.url)
+            .field("simulator", &self.simulator.is_some())
+            .field("kube_ovn", &self.kube_ovn.is_some())
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for TestEnv {
+    fn drop(&mut self) {
+        if let Some(simulator) = self.simulator.take() {
+            simulator.abort();
+        }
+        if let Some(kube_ovn) = self.kube_ovn.take() {
+            kube_ovn.abort();
+        }
+        if let Some(server) = self.server.take() {
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => {
+                    runtime.spawn(server.shutdown());
+                }
+                // Without a runtime, dropping the server closes its stop channel, which ends
+                // its serving and background tasks wherever they run.
+                Err(_) => drop(server),
+            }
+        }
+    }
+}
+
+/// A simulator (workload or Kube-OVN) running in the background.
+#[derive(Debug)]
+struct SimulatorTask {
+    stop: oneshot::Sender<()>,
+    task: JoinHandle<()>,
+}
+
+impl SimulatorTask {
+    fn spawn(client: Client) -> Self {
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let shutdown = async {
+                let _ = stopped.await;
+            };
+            if let Err(error) = mni_workloads::Simulator::new(client).run(shutdown).await {
+                tracing::error!(%error, "the workload simulator stopped");
+            }
+        });
+        SimulatorTask { stop, task }
+    }
+
+    /// The fake Kube-OVN controller; the CRDs are installed already.
+    fn spawn_kube_ovn(client: Client) -> Self {
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let shutdown = async {
+                let _ = stopped.await;
+            };
+            let simulator = mni_kubeovn::simulator::Simulator::new(client).with_crd_install(false);
+            if let Err(error) = simulator.run(shutdown).await {
+                tracing::error!(%error, "the Kube-OVN simulator stopped");
+            }
+        });
+        SimulatorTask { stop, task }
+    }
+
+    async fn stop(self) {
+        let _ = self.stop.send(());
+        let mut task = self.task;
+        if tokio::time::timeout(Duration::from_secs(5), &mut task)
+            .await
+            .is_err()
+        {
+            task.abort();
+        }
+    }
+
+    fn abort(self) {
+        let _ = self.stop.send(());
+        self.task.abort();
+    }
+}
+
+/// A kube-rs client for `url` authenticating with `token`.
+pub(crate) fn token_client(
+    url: &str,
+    token: &str,
+    namespace: &str,
+    identity: &str,
+) -> Result<Client> {
+    let client_error = |source: Box<dyn std::error::Error + Send + Sync>| Error::Client {
+        identity: identity.to_string(),
+        source,
+    };
+    let uri = url.parse().map_err(|e| client_error(Box::new(e)))?;
+    let mut config = Config::new(uri);
+    config.default_namespace = namespace.to_string();
+    config.auth_info.token = Some(token.to_string().into());
+    Client::try_from(config).map_err(|e| client_error(Box::new(e)))
+}
