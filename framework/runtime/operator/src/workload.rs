@@ -423,13 +423,17 @@ impl ServiceWorkloads {
             frontend,
             backend,
         } = children;
-        let keep = Keep::new(&[&service_account.metadata])
-            .with(&[role.as_ref().map(|r| &r.metadata)])
-            .with(&[role_binding.as_ref().map(|r| &r.metadata)])
-            .with(&[network_policy.as_ref().map(|p| &p.metadata)]);
-        let keep_settings = Keep::new(&[&settings.metadata]);
-        let keep_services = Keep::new(&[&frontend_service.metadata, &backend_service.metadata]);
-        let keep_deployments = Keep::new(&[&frontend.metadata, &backend.metadata]);
+        // What stays, kind by kind: children of different kinds share names.
+        let keep_account = Keep::of([Some(&service_account.metadata)]);
+        let keep_role = Keep::of([role.as_ref().map(|r| &r.metadata)]);
+        let keep_binding = Keep::of([role_binding.as_ref().map(|b| &b.metadata)]);
+        let keep_policy = Keep::of([network_policy.as_ref().map(|p| &p.metadata)]);
+        let keep_settings = Keep::of([Some(&settings.metadata)]);
+        let keep_services = Keep::of([
+            Some(&frontend_service.metadata),
+            Some(&backend_service.metadata),
+        ]);
+        let keep_deployments = Keep::of([Some(&frontend.metadata), Some(&backend.metadata)]);
         // The supporting objects do not depend on one another: one round trip applies them
         // all. The Deployments follow, so that their pods find the ServiceAccount.
         tokio::try_join!(
@@ -446,10 +450,10 @@ impl ServiceWorkloads {
             apply_if_changed(ctx, owner, applied, backend),
         )?;
         tokio::try_join!(
-            prune_applied::<K, corev1::ServiceAccount>(ctx, owner, applied, &keep),
-            prune_applied::<K, rbac::Role>(ctx, owner, applied, &keep),
-            prune_applied::<K, rbac::RoleBinding>(ctx, owner, applied, &keep),
-            prune_applied::<K, networking::NetworkPolicy>(ctx, owner, applied, &keep),
+            prune_applied::<K, corev1::ServiceAccount>(ctx, owner, applied, &keep_account),
+            prune_applied::<K, rbac::Role>(ctx, owner, applied, &keep_role),
+            prune_applied::<K, rbac::RoleBinding>(ctx, owner, applied, &keep_binding),
+            prune_applied::<K, networking::NetworkPolicy>(ctx, owner, applied, &keep_policy),
             prune_applied::<K, corev1::ConfigMap>(ctx, owner, applied, &keep_settings),
             prune_applied::<K, corev1::Service>(ctx, owner, applied, &keep_services),
             prune_applied::<K, apps::Deployment>(ctx, owner, applied, &keep_deployments),
@@ -503,14 +507,15 @@ impl ServiceWorkloads {
 struct Keep(Vec<String>);
 
 impl Keep {
-    fn new(metas: &[&kube::api::ObjectMeta]) -> Self {
-        Self(metas.iter().filter_map(|m| m.name.clone()).collect())
-    }
-
-    fn with(mut self, metas: &[Option<&kube::api::ObjectMeta>]) -> Self {
-        self.0
-            .extend(metas.iter().flatten().filter_map(|m| m.name.clone()));
-        self
+    /// The names of the children of one kind that are wanted.
+    fn of<'a>(metas: impl IntoIterator<Item = Option<&'a kube::api::ObjectMeta>>) -> Self {
+        Self(
+            metas
+                .into_iter()
+                .flatten()
+                .filter_map(|m| m.name.clone())
+                .collect(),
+        )
     }
 }
 
