@@ -157,7 +157,7 @@ impl VpcService {
                 Insert::new(
                     "dependencies",
                     KEY_FRAGMENT,
-                    "mni-kubeovn = { workspace = true }\ntracing = { workspace = true }",
+                    "mni-kubeovn = { workspace = true }\nsha2 = { workspace = true }\ntracing = { workspace = true }",
                 ),
             ),
             (
