@@ -327,7 +327,8 @@ mod tests {
             "ä",
             "a b",
         ];
-        let checks: [(&str, fn(&str) -> bool); 3] = [
+        type Check = fn(&str) -> bool;
+        let checks: [(&str, Check); 3] = [
             (DNS1123_LABEL_FMT, names::matches_dns1123_label),
             (DNS1123_SUBDOMAIN_FMT, names::matches_dns1123_subdomain),
             (DNS1035_LABEL_FMT, names::matches_dns1035_label),
