@@ -12,6 +12,7 @@ use serde_json::Value;
 /// The layer a crate belongs to, from where it lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Layer {
+    Common,
     ControlPlane,
     Runtime,
     Upstreams,
@@ -25,6 +26,7 @@ impl Layer {
     fn of(dir: &str) -> Layer {
         let first_two: Vec<&str> = dir.splitn(3, '/').take(2).collect();
         match first_two.as_slice() {
+            ["framework", "common"] => Layer::Common,
             ["framework", "controlplane"] => Layer::ControlPlane,
             ["framework", "runtime"] => Layer::Runtime,
             ["framework", "upstreams"] => Layer::Upstreams,
@@ -41,7 +43,7 @@ impl Layer {
     fn is_framework(self) -> bool {
         matches!(
             self,
-            Layer::ControlPlane | Layer::Runtime | Layer::Upstreams | Layer::Dev
+            Layer::Common | Layer::ControlPlane | Layer::Runtime | Layer::Upstreams | Layer::Dev
         )
     }
 }
@@ -194,9 +196,8 @@ fn control_plane_depends_on_no_other_layer() {
     {
         for dep in reaches(&crates, name) {
             let layer = crates[&dep].layer;
-            assert_eq!(
-                layer,
-                Layer::ControlPlane,
+            assert!(
+                matches!(layer, Layer::ControlPlane | Layer::Common),
                 "{name} ({}) depends on {dep} ({layer:?})",
                 krate.dir
             );
@@ -206,6 +207,24 @@ fn control_plane_depends_on_no_other_layer() {
         !reaches(&crates, "mni-apiserver").is_empty(),
         "mni-apiserver's dependencies are seen"
     );
+}
+
+#[test]
+fn common_crates_depend_on_no_other_crate_of_mni() {
+    let crates = all_crates();
+    let mut common = 0;
+    for (name, krate) in crates.iter().filter(|(_, c)| c.layer == Layer::Common) {
+        common += 1;
+        for (dep, kind) in &krate.deps {
+            assert_eq!(
+                crates[dep].layer,
+                Layer::Common,
+                "{name} ({}) depends on {dep} as a {kind} dependency",
+                krate.dir
+            );
+        }
+    }
+    assert!(common > 0, "the common crates are seen");
 }
 
 #[test]

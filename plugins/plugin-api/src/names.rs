@@ -90,16 +90,6 @@ const RUST_KEYWORDS: &[&str] = &[
     "union", "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
 ];
 
-fn is_label(value: &str) -> bool {
-    !value.is_empty()
-        && value.len() <= 63
-        && value
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !value.starts_with('-')
-        && !value.ends_with('-')
-}
-
 fn non_empty(arg: &str, value: &str) -> Result<(), NameError> {
     if value.is_empty() {
         Err(NameError::Empty {
@@ -113,7 +103,7 @@ fn non_empty(arg: &str, value: &str) -> Result<(), NameError> {
 /// Checks a DNS-1123 label (`[a-z0-9]([-a-z0-9]*[a-z0-9])?`, at most 63 characters).
 pub fn validate_dns1123_label(arg: &str, value: &str) -> Result<(), NameError> {
     non_empty(arg, value)?;
-    if is_label(value) {
+    if mni_formats::names::is_dns1123_label(value) {
         Ok(())
     } else {
         Err(NameError::Dns1123Label {
@@ -127,7 +117,7 @@ pub fn validate_dns1123_label(arg: &str, value: &str) -> Result<(), NameError> {
 /// domains are subdomains.
 pub fn validate_dns1123_subdomain(arg: &str, value: &str) -> Result<(), NameError> {
     non_empty(arg, value)?;
-    if value.len() <= 253 && value.split('.').all(is_label) {
+    if mni_formats::names::is_dns1123_subdomain(value) {
         Ok(())
     } else {
         Err(NameError::Dns1123Subdomain {

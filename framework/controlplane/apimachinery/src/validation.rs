@@ -8,6 +8,10 @@
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
+use mni_formats::names::{self, DNS1035_LABEL_FMT, DNS1123_LABEL_FMT, DNS1123_SUBDOMAIN_FMT};
+pub use mni_formats::names::{
+    DNS1035_LABEL_MAX_LENGTH, DNS1123_LABEL_MAX_LENGTH, DNS1123_SUBDOMAIN_MAX_LENGTH,
+};
 use regex::Regex;
 use serde_json::json;
 
@@ -20,19 +24,9 @@ const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
 const LABEL_VALUE_ERR: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 /// The maximum length of a label value.
 pub const LABEL_VALUE_MAX_LENGTH: usize = 63;
-const DNS1123_LABEL_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
 const DNS1123_LABEL_ERR: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
-/// The maximum length of a DNS-1123 label.
-pub const DNS1123_LABEL_MAX_LENGTH: usize = 63;
-const DNS1123_SUBDOMAIN_FMT: &str =
-    "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
 const DNS1123_SUBDOMAIN_ERR: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
-/// The maximum length of a DNS-1123 subdomain.
-pub const DNS1123_SUBDOMAIN_MAX_LENGTH: usize = 253;
-const DNS1035_LABEL_FMT: &str = "[a-z]([-a-z0-9]*[a-z0-9])?";
 const DNS1035_LABEL_ERR: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
-/// The maximum length of a DNS-1035 label.
-pub const DNS1035_LABEL_MAX_LENGTH: usize = 63;
 /// The maximum total size of annotation keys and values (256 KiB).
 pub const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
 
@@ -52,10 +46,6 @@ impl Anchored {
 
 static QUALIFIED_NAME_RE: LazyLock<Anchored> = LazyLock::new(|| Anchored::new(QUALIFIED_NAME_FMT));
 static LABEL_VALUE_RE: LazyLock<Anchored> = LazyLock::new(|| Anchored::new(LABEL_VALUE_FMT));
-static DNS1123_LABEL_RE: LazyLock<Anchored> = LazyLock::new(|| Anchored::new(DNS1123_LABEL_FMT));
-static DNS1123_SUBDOMAIN_RE: LazyLock<Anchored> =
-    LazyLock::new(|| Anchored::new(DNS1123_SUBDOMAIN_FMT));
-static DNS1035_LABEL_RE: LazyLock<Anchored> = LazyLock::new(|| Anchored::new(DNS1035_LABEL_FMT));
 
 /// `must be non-empty`.
 fn empty_error() -> String {
@@ -150,8 +140,8 @@ pub fn is_dns1123_label(value: &str) -> Vec<String> {
     if value.len() > DNS1123_LABEL_MAX_LENGTH {
         errs.push(max_len_error(DNS1123_LABEL_MAX_LENGTH));
     }
-    if !DNS1123_LABEL_RE.is_match(value) {
-        if DNS1123_SUBDOMAIN_RE.is_match(value) {
+    if !names::matches_dns1123_label(value) {
+        if names::matches_dns1123_subdomain(value) {
             errs.push("must not contain dots".to_string());
         } else {
             errs.push(regex_error(
@@ -170,7 +160,7 @@ pub fn is_dns1123_subdomain(value: &str) -> Vec<String> {
     if value.len() > DNS1123_SUBDOMAIN_MAX_LENGTH {
         errs.push(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH));
     }
-    if !DNS1123_SUBDOMAIN_RE.is_match(value) {
+    if !names::matches_dns1123_subdomain(value) {
         errs.push(regex_error(
             DNS1123_SUBDOMAIN_ERR,
             DNS1123_SUBDOMAIN_FMT,
@@ -186,7 +176,7 @@ pub fn is_dns1035_label(value: &str) -> Vec<String> {
     if value.len() > DNS1035_LABEL_MAX_LENGTH {
         errs.push(max_len_error(DNS1035_LABEL_MAX_LENGTH));
     }
-    if !DNS1035_LABEL_RE.is_match(value) {
+    if !names::matches_dns1035_label(value) {
         errs.push(regex_error(
             DNS1035_LABEL_ERR,
             DNS1035_LABEL_FMT,
@@ -312,6 +302,44 @@ mod tests {
     }
 
     const QN: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+
+    #[test]
+    fn the_dns_checks_match_their_regular_expressions() {
+        let samples = [
+            "",
+            "a",
+            "0",
+            "-",
+            "a-",
+            "-a",
+            "a-b",
+            "a.b",
+            "a..b",
+            ".a",
+            "a.",
+            "A",
+            "aB",
+            "1a",
+            "a1",
+            "a_b",
+            "my-name.example.com",
+            "x--y.z",
+            "ä",
+            "a b",
+        ];
+        type Check = fn(&str) -> bool;
+        let checks: [(&str, Check); 3] = [
+            (DNS1123_LABEL_FMT, names::matches_dns1123_label),
+            (DNS1123_SUBDOMAIN_FMT, names::matches_dns1123_subdomain),
+            (DNS1035_LABEL_FMT, names::matches_dns1035_label),
+        ];
+        for (fmt, check) in checks {
+            let re = Anchored::new(fmt);
+            for s in samples {
+                assert_eq!(re.is_match(s), check(s), "{fmt} on {s:?}");
+            }
+        }
+    }
 
     #[test]
     fn qualified_names() {

@@ -5,12 +5,12 @@
 //! IPv4 octets or in prefix lengths; a CIDR may have host bits set (`cidr.masked()` clears them).
 
 use std::any::Any;
-use std::fmt;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 
 use cel::common::types::{CelBool, CelInt, CelString, Type};
 use cel::common::value::{StaticVal, Val};
 use cel::{DeclarationError, Env, ExecutionError};
+use mni_formats::net;
 
 static IP_TYPE: Type = Type::new_unspecified_type("net.IP");
 static CIDR_TYPE: Type = Type::new_unspecified_type("net.CIDR");
@@ -21,10 +21,7 @@ pub(crate) struct Ip(IpAddr);
 
 /// A `net.CIDR` value: an address (host bits kept) and a prefix length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Cidr {
-    addr: IpAddr,
-    bits: u8,
-}
+pub(crate) struct Cidr(net::Cidr);
 
 impl Val for Ip {
     fn get_type(&self) -> &Type {
@@ -64,91 +61,33 @@ impl Val for Cidr {
 }
 impl StaticVal for Cidr {}
 
-impl fmt::Display for Cidr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.addr, self.bits)
-    }
-}
-
 /// Parses an IP address like Go's `netip.ParseAddr`, minus zones and IPv4-mapped IPv6.
 pub(crate) fn parse_ip(s: &str) -> Result<IpAddr, String> {
-    let addr: IpAddr = s
-        .parse()
-        .map_err(|_| format!("ParseAddr({s:?}): unable to parse IP"))?;
-    if let IpAddr::V6(v6) = addr
-        && v6.to_ipv4_mapped().is_some()
-    {
-        return Err("IPv4-mapped IPv6 address is not allowed".to_string());
+    let addr = net::parse_ip(s).ok_or_else(|| format!("ParseAddr({s:?}): unable to parse IP"))?;
+    not_mapped(addr)
+}
+
+/// `addr`, unless it is an IPv4-mapped IPv6 address.
+fn not_mapped(addr: IpAddr) -> Result<IpAddr, String> {
+    match addr {
+        IpAddr::V6(v6) if v6.to_ipv4_mapped().is_some() => {
+            Err("IPv4-mapped IPv6 address is not allowed".to_string())
+        }
+        _ => Ok(addr),
     }
-    Ok(addr)
 }
 
 /// Parses a CIDR like Go's `netip.ParsePrefix`, minus IPv4-mapped IPv6 addresses.
-pub(crate) fn parse_cidr(s: &str) -> Result<(IpAddr, u8), String> {
-    let bad = || format!("netip.ParsePrefix({s:?}): invalid prefix");
-    let (addr, bits) = s.split_once('/').ok_or_else(bad)?;
-    let addr = parse_ip(addr)?;
-    let max = if addr.is_ipv4() { 32 } else { 128 };
-    if bits.is_empty()
-        || !bits.bytes().all(|b| b.is_ascii_digit())
-        || (bits.len() > 1 && bits.starts_with('0'))
-    {
-        return Err(bad());
-    }
-    let bits: u8 = bits.parse().map_err(|_| bad())?;
-    if bits > max {
-        return Err(bad());
-    }
-    Ok((addr, bits))
-}
-
-fn to_bits(addr: IpAddr) -> (u128, u8) {
-    match addr {
-        IpAddr::V4(a) => (u32::from(a) as u128, 32),
-        IpAddr::V6(a) => (u128::from(a), 128),
-    }
-}
-
-fn from_bits(v: u128, width: u8) -> IpAddr {
-    if width == 32 {
-        IpAddr::V4(Ipv4Addr::from(v as u32))
-    } else {
-        IpAddr::V6(Ipv6Addr::from(v))
-    }
-}
-
-fn mask(width: u8, bits: u8) -> u128 {
-    if bits == 0 {
-        0
-    } else {
-        let all = if width == 32 {
-            u32::MAX as u128
-        } else {
-            u128::MAX
-        };
-        all & !(all >> bits)
-    }
-}
-
-impl Cidr {
-    fn masked(self) -> Cidr {
-        let (v, width) = to_bits(self.addr);
-        Cidr {
-            addr: from_bits(v & mask(width, self.bits), width),
-            bits: self.bits,
+pub(crate) fn parse_cidr(s: &str) -> Result<net::Cidr, String> {
+    match net::Cidr::parse(s) {
+        Ok(cidr) => not_mapped(cidr.addr()).map(|_| cidr),
+        Err(net::CidrError::Address { .. }) => {
+            let addr = s.split_once('/').map_or(s, |(addr, _)| addr);
+            Err(parse_ip(addr)
+                .err()
+                .unwrap_or_else(|| format!("netip.ParsePrefix({s:?}): invalid prefix")))
         }
-    }
-
-    fn contains(self, ip: IpAddr) -> bool {
-        let (a, wa) = to_bits(self.addr);
-        let (b, wb) = to_bits(ip);
-        let m = mask(wa, self.bits);
-        wa == wb && a & m == b & m
-    }
-
-    /// Whether `other` lies entirely inside this prefix.
-    fn contains_cidr(self, other: Cidr) -> bool {
-        other.bits >= self.bits && self.contains(other.addr)
+        Err(_) => Err(format!("netip.ParsePrefix({s:?}): invalid prefix")),
     }
 }
 
@@ -231,14 +170,12 @@ fn is_cidr(s: &CelString<'_>) -> CelBool {
 }
 
 fn cidr_of(function: &str, s: &str) -> Result<Cidr, ExecutionError> {
-    parse_cidr(s)
-        .map(|(addr, bits)| Cidr { addr, bits })
-        .map_err(|e| {
-            err(
-                function,
-                format!("network address parse error during conversion from string: {e}"),
-            )
-        })
+    parse_cidr(s).map(Cidr).map_err(|e| {
+        err(
+            function,
+            format!("network address parse error during conversion from string: {e}"),
+        )
+    })
 }
 
 fn cidr(s: &CelString<'_>) -> Result<Cidr, ExecutionError> {
@@ -246,7 +183,7 @@ fn cidr(s: &CelString<'_>) -> Result<Cidr, ExecutionError> {
 }
 
 fn contains_ip(c: &Cidr, ip: &Ip) -> CelBool {
-    c.contains(ip.0).into()
+    c.0.contains(ip.0).into()
 }
 
 fn contains_ip_string(c: &Cidr, s: &CelString<'_>) -> Result<CelBool, ExecutionError> {
@@ -259,31 +196,33 @@ fn contains_ip_string(c: &Cidr, s: &CelString<'_>) -> Result<CelBool, ExecutionE
             ),
         )
     })?;
-    Ok(c.contains(addr).into())
+    Ok(c.0.contains(addr).into())
 }
 
 fn contains_cidr(c: &Cidr, other: &Cidr) -> CelBool {
-    c.contains_cidr(*other).into()
+    c.0.contains_cidr(&other.0).into()
 }
 
 fn contains_cidr_string(c: &Cidr, s: &CelString<'_>) -> Result<CelBool, ExecutionError> {
-    Ok(c.contains_cidr(cidr_of("containsCIDR", s.inner())?).into())
+    Ok(c.0
+        .contains_cidr(&cidr_of("containsCIDR", s.inner())?.0)
+        .into())
 }
 
 fn cidr_ip(c: &Cidr) -> Ip {
-    Ip(c.addr)
+    Ip(c.0.addr())
 }
 
 fn cidr_masked(c: &Cidr) -> Cidr {
-    c.masked()
+    Cidr(c.0.masked())
 }
 
 fn prefix_length(c: &Cidr) -> CelInt {
-    (c.bits as i64).into()
+    i64::from(c.0.prefix_len()).into()
 }
 
 fn cidr_to_string(c: &Cidr) -> CelString<'static> {
-    c.to_string().into()
+    c.0.to_string().into()
 }
 
 /// Registers the IP and CIDR functions.

@@ -407,23 +407,7 @@ pub fn is_valid_type(type_: &str) -> bool {
         }
         _ => false,
     };
-    name_ok && prefix.is_none_or(is_dns_subdomain)
-}
-
-/// Lowercase DNS labels separated by dots (length is bounded by the caller).
-fn is_dns_subdomain(s: &str) -> bool {
-    s.split('.').all(|label| {
-        let b = label.as_bytes();
-        match (b.first(), b.last()) {
-            (Some(first), Some(last)) => {
-                (first.is_ascii_lowercase() || first.is_ascii_digit())
-                    && (last.is_ascii_lowercase() || last.is_ascii_digit())
-                    && b.iter()
-                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-            }
-            _ => false,
-        }
-    })
+    name_ok && prefix.is_none_or(mni_formats::names::matches_dns1123_subdomain)
 }
 
 #[cfg(test)]

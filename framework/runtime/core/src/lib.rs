@@ -34,6 +34,9 @@ pub use condition::{
     Condition, ConditionError, ConditionStatus, Conditions, DEGRADED, PROGRESSING, READY,
     REASON_PATTERN, TYPE_PATTERN, is_valid_reason, is_valid_type, reasons,
 };
+/// DNS-1123 names and CIDRs, checked as everywhere else in mNi (the `mni-formats` crate):
+/// services validate their own fields with it.
+pub use mni_formats as formats;
 pub use workload::{
     DEFAULT_PORT, DEFAULT_REPLICAS, IMAGE_PATTERN, MAX_REPLICAS, ServiceStatus, WorkloadSpec,
     WorkloadStatus,

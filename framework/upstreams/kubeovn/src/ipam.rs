@@ -1,6 +1,7 @@
 //! Address arithmetic as Kube-OVN does it: CIDR blocks, `excludeIps`, gateways, counts.
 //!
-//! Plain `std::net` types with `u128` arithmetic: the subset needs parsing, containment,
+//! Plain `std::net` types with `u128` arithmetic on `mni_formats::net` (the CIDR parsing and
+//! network arithmetic every layer of mNi shares): the subset needs parsing, containment,
 //! counting and "next free address", which is too little to pull in an IP-network crate.
 //!
 //! Start with [`CidrBlock::parse`] (a Subnet's `cidrBlock`, one CIDR per family,
@@ -25,8 +26,10 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 use std::str::FromStr;
+
+use mni_formats::net;
 
 use crate::v1::{Protocol, SubnetSpec};
 
@@ -72,74 +75,55 @@ pub enum Error {
 
 /// A CIDR: a network address (host bits cleared) and a prefix length.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Cidr {
-    network: IpAddr,
-    prefix_len: u8,
-}
+pub struct Cidr(net::Cidr);
 
 impl Cidr {
-    /// Parses `address/prefix-length`; host bits are cleared (`10.0.1.5/24` is
-    /// `10.0.1.0/24`, as Go's `net.ParseCIDR` reports the network).
+    /// Parses `address/prefix-length` (as `mni_formats::net::Cidr::parse`, around surrounding
+    /// white space); host bits are cleared (`10.0.1.5/24` is `10.0.1.0/24`, as Go's
+    /// `net.ParseCIDR` reports the network).
     pub fn parse(value: &str) -> Result<Cidr, Error> {
-        let invalid = |reason: &str| Error::InvalidCidr {
-            value: value.to_string(),
-            reason: reason.to_string(),
-        };
-        let (addr, len) = value
-            .trim()
-            .split_once('/')
-            .ok_or_else(|| invalid("no /prefix-length"))?;
-        let addr: IpAddr = addr.parse().map_err(|_| invalid("not an IP address"))?;
-        let prefix_len: u8 = len.parse().map_err(|_| invalid("bad prefix length"))?;
-        if prefix_len > bits(addr) {
-            return Err(invalid("prefix length too long for the address family"));
-        }
-        let mask = mask(addr, prefix_len);
-        Ok(Cidr {
-            network: from_u128(addr, to_u128(addr) & mask),
-            prefix_len,
-        })
+        net::Cidr::parse(value.trim())
+            .map(|cidr| Cidr(cidr.masked()))
+            .map_err(|e| Error::InvalidCidr {
+                value: value.to_string(),
+                reason: e.reason().to_string(),
+            })
     }
 
     /// The network address.
     pub fn network(&self) -> IpAddr {
-        self.network
+        self.0.addr()
     }
 
     /// The prefix length.
     pub fn prefix_len(&self) -> u8 {
-        self.prefix_len
+        self.0.prefix_len()
     }
 
     /// Whether this is an IPv4 CIDR.
     pub fn is_ipv4(&self) -> bool {
-        self.network.is_ipv4()
+        self.0.is_ipv4()
     }
 
     /// The last address of the CIDR (the IPv4 broadcast address).
     pub fn last(&self) -> IpAddr {
-        let host = !mask(self.network, self.prefix_len) & family_max(self.network);
-        from_u128(self.network, to_u128(self.network) | host)
+        self.0.last()
     }
 
     /// Whether `ip` is in the CIDR (always false across families).
     pub fn contains(&self, ip: IpAddr) -> bool {
-        ip.is_ipv4() == self.is_ipv4()
-            && to_u128(ip) >= to_u128(self.network)
-            && to_u128(ip) <= to_u128(self.last())
+        self.0.contains(ip)
     }
 
     /// The range of addresses Kube-OVN hands out: without the first and last address,
     /// except in a /31 or /32 (or IPv6 /127, /128), which use all of theirs.
     pub fn usable(&self) -> IpRange {
-        let (first, last) = (to_u128(self.network), to_u128(self.last()));
+        let network = self.network();
+        let (first, last) = (to_u128(network), to_u128(self.last()));
         if last - first < 2 {
-            IpRange::new(self.network, self.last())
+            IpRange::new(network, self.last())
         } else {
-            IpRange::new(
-                from_u128(self.network, first + 1),
-                from_u128(self.network, last - 1),
-            )
+            IpRange::new(from_u128(network, first + 1), from_u128(network, last - 1))
         }
     }
 
@@ -160,7 +144,7 @@ impl FromStr for Cidr {
 
 impl fmt::Display for Cidr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.network, self.prefix_len)
+        self.0.fmt(f)
     }
 }
 
@@ -362,7 +346,7 @@ pub fn free_ranges(cidr: &Cidr, excluded: &[IpRange], in_use: &BTreeSet<IpAddr>)
         free.push((next, end));
     }
     free.into_iter()
-        .map(|(s, e)| IpRange::new(from_u128(cidr.network, s), from_u128(cidr.network, e)))
+        .map(|(s, e)| IpRange::new(from_u128(cidr.network(), s), from_u128(cidr.network(), e)))
         .collect()
 }
 
@@ -433,41 +417,13 @@ pub fn subnet_addresses(
     })
 }
 
-fn bits(ip: IpAddr) -> u8 {
-    if ip.is_ipv4() { 32 } else { 128 }
-}
-
-fn family_max(ip: IpAddr) -> u128 {
-    if ip.is_ipv4() {
-        u128::from(u32::MAX)
-    } else {
-        u128::MAX
-    }
-}
-
-fn mask(ip: IpAddr, prefix_len: u8) -> u128 {
-    let host_bits = u32::from(bits(ip) - prefix_len);
-    let host = if host_bits >= 128 {
-        u128::MAX
-    } else {
-        (1u128 << host_bits) - 1
-    };
-    family_max(ip) & !host
-}
-
 fn to_u128(ip: IpAddr) -> u128 {
-    match ip {
-        IpAddr::V4(v4) => u128::from(u32::from(v4)),
-        IpAddr::V6(v6) => u128::from(v6),
-    }
+    net::to_bits(ip)
 }
 
 /// An address of `like`'s family from its integer value.
 fn from_u128(like: IpAddr, value: u128) -> IpAddr {
-    match like {
-        IpAddr::V4(_) => IpAddr::V4(Ipv4Addr::from(u32::try_from(value).unwrap_or(u32::MAX))),
-        IpAddr::V6(_) => IpAddr::V6(Ipv6Addr::from(value)),
-    }
+    net::from_bits(value, net::width(like))
 }
 
 #[cfg(test)]

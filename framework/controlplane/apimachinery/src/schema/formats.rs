@@ -213,17 +213,9 @@ fn is_request_uri(s: &str) -> bool {
         && (s.starts_with('/') || matches(&URI_SCHEME, s))
 }
 
+/// Go's `net.ParseCIDR`, as the OpenAPI `cidr` format checks it.
 fn is_cidr(s: &str) -> bool {
-    let Some((ip, bits)) = s.split_once('/') else {
-        return false;
-    };
-    let Ok(ip) = ip.parse::<IpAddr>() else {
-        return false;
-    };
-    let Some(bits) = digits(bits) else {
-        return false;
-    };
-    bits <= if ip.is_ipv4() { 32 } else { 128 }
+    mni_formats::net::Cidr::parse_lenient(s).is_ok()
 }
 
 fn is_mac(s: &str) -> bool {

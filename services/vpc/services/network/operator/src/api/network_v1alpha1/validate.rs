@@ -6,11 +6,14 @@
 //! Kube-OVN (CRDs installed without the rules, API servers older than 1.31) and the backend
 //! runs it before it writes, so a client gets the same message from kubectl and from the API.
 //!
-//! Addresses are parsed as Kubernetes' CEL IP and CIDR library does: a CIDR is `ADDRESS/BITS`
-//! (host bits may be set; containment uses the network), IPv4 without leading zeros.
+//! Addresses are parsed as Kubernetes' CEL IP and CIDR library does (`mni_core::formats`, the
+//! parsing every layer of mNi shares): a CIDR is `ADDRESS/BITS` (host bits may be set;
+//! containment uses the network), IPv4 without leading zeros.
 
-use std::fmt;
 use std::net::IpAddr;
+
+pub use mni_core::formats::net::{Cidr, parse_ip};
+use mni_core::formats::{names, net};
 
 use super::{SubnetSpec, VirtualPrivateCloudSpec};
 
@@ -200,7 +203,7 @@ pub fn validate(spec: &VirtualPrivateCloudSpec) -> Vec<ValidationError> {
         errors.push(e);
     }
     for route in &spec.static_routes {
-        if Cidr::parse(&route.cidr).is_none() {
+        if Cidr::parse(&route.cidr).is_err() {
             errors.push(ValidationError::RouteCidr {
                 cidr: route.cidr.clone(),
             });
@@ -213,7 +216,7 @@ pub fn validate(spec: &VirtualPrivateCloudSpec) -> Vec<ValidationError> {
         }
     }
     for namespace in &spec.namespaces {
-        if !is_dns_label(namespace) {
+        if !names::is_dns1123_label(namespace) {
             errors.push(ValidationError::Name {
                 what: "namespace",
                 name: namespace.clone(),
@@ -222,7 +225,7 @@ pub fn validate(spec: &VirtualPrivateCloudSpec) -> Vec<ValidationError> {
     }
     if let Some(nat) = &spec.nat_gateway {
         let ranges = subnet_ranges(&spec.subnets);
-        let inside_ip = |ip: IpAddr| ranges.iter().any(|c| c.contains_ip(ip));
+        let inside_ip = |ip: IpAddr| ranges.iter().any(|c| c.contains(ip));
         if !parse_ip(&nat.lan_ip).is_some_and(inside_ip) {
             errors.push(ValidationError::LanIp {
                 lan_ip: nat.lan_ip.clone(),
@@ -240,7 +243,7 @@ pub fn validate(spec: &VirtualPrivateCloudSpec) -> Vec<ValidationError> {
             &mut errors,
         );
         for eip in &nat.eips {
-            if !is_dns_label(&eip.name) {
+            if !names::is_dns1123_label(&eip.name) {
                 errors.push(ValidationError::Name {
                     what: "eip",
                     name: eip.name.clone(),
@@ -249,7 +252,7 @@ pub fn validate(spec: &VirtualPrivateCloudSpec) -> Vec<ValidationError> {
         }
         let known = |eip: &str| nat.eips.iter().any(|e| e.name == eip);
         for rule in &nat.snat_rules {
-            match Cidr::parse(&rule.internal_cidr) {
+            match Cidr::parse(&rule.internal_cidr).ok() {
                 None => errors.push(ValidationError::SnatCidr {
                     rule: rule.name.clone(),
                     cidr: rule.internal_cidr.clone(),
@@ -327,14 +330,14 @@ pub fn message(errors: &[ValidationError]) -> String {
 
 fn check_subnet(subnet: &SubnetSpec, errors: &mut Vec<ValidationError>) {
     let name = &subnet.name;
-    if !is_dns_label(name) {
+    if !names::is_dns1123_label(name) {
         errors.push(ValidationError::Name {
             what: "subnet",
             name: name.clone(),
         });
     }
     let parts: Vec<&str> = subnet.cidr_block.split(',').collect();
-    let ranges: Vec<Cidr> = parts.iter().filter_map(|p| Cidr::parse(p)).collect();
+    let ranges: Vec<Cidr> = parts.iter().filter_map(|p| Cidr::parse(p).ok()).collect();
     if parts.len() > 2 || ranges.len() != parts.len() {
         errors.push(ValidationError::Cidr {
             subnet: name.clone(),
@@ -347,7 +350,7 @@ fn check_subnet(subnet: &SubnetSpec, errors: &mut Vec<ValidationError>) {
             cidr: subnet.cidr_block.clone(),
         });
     }
-    let inside = |ip: IpAddr| ranges.iter().any(|c| c.contains_ip(ip));
+    let inside = |ip: IpAddr| ranges.iter().any(|c| c.contains(ip));
     if let Some(gateway) = &subnet.gateway {
         let ips: Vec<Option<IpAddr>> = gateway.split(',').map(parse_ip).collect();
         if ips.iter().any(Option::is_none) {
@@ -388,7 +391,7 @@ fn check_subnet(subnet: &SubnetSpec, errors: &mut Vec<ValidationError>) {
     if let Some(cidr) = subnet
         .allow_subnets
         .iter()
-        .find(|c| Cidr::parse(c).is_none())
+        .find(|c| Cidr::parse(c).is_err())
     {
         errors.push(ValidationError::AllowSubnet {
             subnet: name.clone(),
@@ -436,17 +439,6 @@ fn duplicates<'a>(
     }
 }
 
-fn is_dns_label(name: &str) -> bool {
-    let bytes = name.as_bytes();
-    !bytes.is_empty()
-        && bytes.len() <= 63
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
-        && bytes[0] != b'-'
-        && bytes[bytes.len() - 1] != b'-'
-}
-
 /// The ranges of every subnet.
 fn subnet_ranges(subnets: &[SubnetSpec]) -> Vec<Cidr> {
     subnets.iter().flat_map(|s| ranges(&s.cidr_block)).collect()
@@ -454,104 +446,18 @@ fn subnet_ranges(subnets: &[SubnetSpec]) -> Vec<Cidr> {
 
 /// The ranges of a cidrBlock that parse.
 fn ranges(cidr_block: &str) -> Vec<Cidr> {
-    cidr_block.split(',').filter_map(Cidr::parse).collect()
+    cidr_block
+        .split(',')
+        .filter_map(|c| Cidr::parse(c).ok())
+        .collect()
 }
 
-/// An IP address as CEL's `isIP` reads it (no zone, no IPv4 in IPv6 brackets).
+/// The first usable address of `cidr`: the network address plus one, as Kube-OVN picks a
+/// gateway.
 #[must_use]
-pub fn parse_ip(text: &str) -> Option<IpAddr> {
-    text.parse().ok()
-}
-
-/// An address range `ADDRESS/BITS`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Cidr {
-    address: IpAddr,
-    bits: u8,
-}
-
-impl Cidr {
-    /// Parses `ADDRESS/BITS`; `None` when it is not a CIDR.
-    #[must_use]
-    pub fn parse(text: &str) -> Option<Self> {
-        let (address, bits) = text.split_once('/')?;
-        let address: IpAddr = address.parse().ok()?;
-        if bits.is_empty()
-            || bits.len() > 3
-            || (bits.len() > 1 && bits.starts_with('0'))
-            || !bits.bytes().all(|b| b.is_ascii_digit())
-        {
-            return None;
-        }
-        let bits: u8 = bits.parse().ok()?;
-        let max = if address.is_ipv4() { 32 } else { 128 };
-        (bits <= max).then_some(Self { address, bits })
-    }
-
-    /// The number of address bits of the family.
-    fn width(self) -> u8 {
-        if self.address.is_ipv4() { 32 } else { 128 }
-    }
-
-    /// The address as a 128-bit number, and the mask of the network bits.
-    fn number_and_mask(self) -> (u128, u128) {
-        let (value, width) = match self.address {
-            IpAddr::V4(a) => (u128::from(u32::from(a)), 32),
-            IpAddr::V6(a) => (u128::from(a), 128),
-        };
-        let host_bits = u32::from(width - self.bits);
-        let all = if width == 32 {
-            u128::from(u32::MAX)
-        } else {
-            u128::MAX
-        };
-        let mask = all.checked_shl(host_bits).map_or(0, |m| m & all);
-        (value, mask)
-    }
-
-    /// Whether `ip` (of the same family) is in the range.
-    #[must_use]
-    pub fn contains_ip(self, ip: IpAddr) -> bool {
-        let other = Self {
-            address: ip,
-            bits: if ip.is_ipv4() { 32 } else { 128 },
-        };
-        self.contains_cidr(&other)
-    }
-
-    /// Whether `other` (of the same family) lies within the range.
-    #[must_use]
-    pub fn contains_cidr(self, other: &Self) -> bool {
-        if self.width() != other.width() || other.bits < self.bits {
-            return false;
-        }
-        let (a, mask) = self.number_and_mask();
-        let (b, _) = other.number_and_mask();
-        a & mask == b & mask
-    }
-
-    /// Whether the two ranges share an address.
-    #[must_use]
-    pub fn overlaps(&self, other: &Self) -> bool {
-        self.contains_cidr(other) || other.contains_cidr(self)
-    }
-
-    /// The first usable address: the network address plus one, as Kube-OVN picks a gateway.
-    #[must_use]
-    pub fn first_usable(self) -> IpAddr {
-        let (value, mask) = self.number_and_mask();
-        let first = (value & mask).wrapping_add(1);
-        match self.address {
-            IpAddr::V4(_) => IpAddr::V4(u32::try_from(first).unwrap_or(u32::MAX).into()),
-            IpAddr::V6(_) => IpAddr::V6(first.into()),
-        }
-    }
-}
-
-impl fmt::Display for Cidr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.address, self.bits)
-    }
+pub fn first_usable(cidr: &Cidr) -> IpAddr {
+    let first = net::to_bits(cidr.network()).wrapping_add(1);
+    net::from_bits(first, cidr.width())
 }
 
 /// Kube-OVN's `protocol` of a cidrBlock: `IPv4`, `IPv6` or `Dual`.
@@ -570,7 +476,7 @@ pub fn protocol(cidr_block: &str) -> &'static str {
 pub fn default_gateway(cidr_block: &str) -> String {
     ranges(cidr_block)
         .into_iter()
-        .map(|c| c.first_usable().to_string())
+        .map(|c| first_usable(&c).to_string())
         .collect::<Vec<_>>()
         .join(",")
 }
@@ -751,9 +657,9 @@ mod tests {
         assert!(
             Cidr::parse("0.0.0.0/0")
                 .unwrap()
-                .contains_ip("1.2.3.4".parse().unwrap())
+                .contains("1.2.3.4".parse().unwrap())
         );
-        assert_eq!(Cidr::parse("10.0.0.0/024"), None);
-        assert_eq!(Cidr::parse("010.0.0.0/24"), None);
+        assert!(Cidr::parse("10.0.0.0/024").is_err());
+        assert!(Cidr::parse("010.0.0.0/24").is_err());
     }
 }

@@ -267,8 +267,8 @@ pub fn desired(obj: &VirtualPrivateCloud) -> Upstream {
         spec.subnets.iter().find(|s| {
             s.cidr_block
                 .split(',')
-                .filter_map(Cidr::parse)
-                .any(|c| c.contains_ip(ip))
+                .filter_map(|c| Cidr::parse(c).ok())
+                .any(|c| c.contains(ip))
         })
     });
     let mut gateway = ovn::VpcNatGateway::new(
