@@ -170,6 +170,15 @@ impl ManagerBuilder {
         self
     }
 
+    /// For a manager that runs inside a test (or beside other servers in one process): no
+    /// signal handling, no `/metrics` and no health-probe listener. The same as
+    /// `.with_signal_handling(false).with_metrics_address(None).with_health_probe_address(None)`.
+    pub fn for_tests(self) -> Self {
+        self.with_signal_handling(false)
+            .with_metrics_address(None)
+            .with_health_probe_address(None)
+    }
+
     /// Uses `metrics` as the registry (to share it, or to pre-register own metrics).
     pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> Self {
         self.metrics = metrics;

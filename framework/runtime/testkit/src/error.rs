@@ -68,6 +68,16 @@ pub enum Error {
         /// The reasons of the events that were recorded for the object.
         seen: Vec<String>,
     },
+    /// An object is not controlled by the owner a test expected.
+    #[error("{object} is not controlled by {owner}; its owner references: {owner_references:?}")]
+    NotControlled {
+        /// The object, e.g. `Deployment web`.
+        object: String,
+        /// The expected controller, e.g. `Ledger sample (uid …)`.
+        owner: String,
+        /// The owner references the object has.
+        owner_references: Vec<String>,
+    },
     /// An argument cannot be used; the message names it and says why.
     #[error("{0}")]
     Invalid(String),

@@ -10,6 +10,8 @@
 //! Everything is written with server-side apply, so asking again for the same account
 //! replaces its rules and returns a fresh client.
 
+use std::path::Path;
+
 use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{
@@ -64,6 +66,47 @@ impl TestEnv {
         rules: Vec<PolicyRule>,
     ) -> Result<Client> {
         self.account_client(namespace, name, rules, true).await
+    }
+
+    /// The client an operator runs with in a cluster: ServiceAccount `namespace/name` with
+    /// the rules of the ClusterRole manifest at `role_yaml` (the kustomize plugin derives it
+    /// from the `+mni:rbac` lines into `config/rbac/role.yaml`) in every namespace. So a rule
+    /// missing from the manifest fails in a test, not in a cluster.
+    ///
+    /// A project without RBAC manifests (no file at `role_yaml`) gets the admin client.
+    ///
+    /// ```no_run
+    /// # async fn run(env: &mni_testkit::TestEnv) -> mni_testkit::Result<()> {
+    /// let role = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/rbac/role.yaml");
+    /// let client = env
+    ///     .operator_client(&role, "billing-system", "billing-controller-manager")
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn operator_client(
+        &self,
+        role_yaml: &Path,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Client> {
+        let text = match std::fs::read_to_string(role_yaml) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(self.client()),
+            Err(e) => {
+                return Err(Error::Invalid(format!(
+                    "reading {}: {e}",
+                    role_yaml.display()
+                )));
+            }
+        };
+        let role: ClusterRole = serde_yaml::from_str(&text).map_err(|e| {
+            Error::Invalid(format!(
+                "{}: not a ClusterRole manifest: {e}",
+                role_yaml.display()
+            ))
+        })?;
+        self.cluster_service_account_client(namespace, name, role.rules.unwrap_or_default())
+            .await
     }
 
     async fn account_client(

@@ -34,8 +34,9 @@
 //! the embedded server does not have, so Deployments get ready pods and become `Available`.
 //!
 //! Code map: `env` ([`TestEnv`], [`TestEnvBuilder`], CRD installation), `identity`
-//! (ServiceAccount clients), `wait` (watch-based waits), `events` (event assertions), `error`
-//! ([`Error`]).
+//! (ServiceAccount clients, [`TestEnv::operator_client`] with an operator's RBAC manifest),
+//! `wait` (watch-based waits), `owner` ([`get_controlled`]), `events` (event assertions),
+//! `error` ([`Error`]).
 //!
 //! **Architecture Invariant:** the test kit only talks to the server over HTTP with kube-rs
 //! clients, as an operator would; it never reaches into the server's store. What passes here
@@ -48,8 +49,10 @@ mod env;
 mod error;
 mod events;
 mod identity;
+mod owner;
 mod wait;
 
 pub use env::{DEFAULT_TIMEOUT, TestEnv, TestEnvBuilder};
 pub use error::{Error, Result};
+pub use owner::get_controlled;
 pub use wait::{wait_deleted, wait_for, wait_for_condition};

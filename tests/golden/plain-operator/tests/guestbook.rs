@@ -8,7 +8,6 @@
 
 use std::path::Path;
 
-use k8s_openapi::api::rbac::v1::ClusterRole;
 use kube::Client;
 use kube::api::{Api, PostParams};
 use mni_operator::{Manager, READY};
@@ -17,20 +16,15 @@ use mni_testkit::{TestEnv, wait_for_condition};
 use guestbook::api::webapp_v1::{Guestbook, GuestbookSpec};
 use guestbook::controllers::guestbook::GuestbookReconciler;
 
-/// A client with the operator's production rules, or the admin client without RBAC manifests.
+/// The client the operator has in a cluster: its ServiceAccount with the rules of
+/// `config/rbac/role.yaml` (the admin client if the project has no RBAC manifests).
 async fn operator_client(env: &TestEnv) -> Client {
     let role = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/rbac/role.yaml");
-    let Ok(text) = std::fs::read_to_string(&role) else {
-        return env.client();
-    };
-    let role: ClusterRole = serde_yaml::from_str(&text).expect("config/rbac/role.yaml parses");
-    env.cluster_service_account_client(
-        "guestbook-system",
-        "guestbook-controller-manager",
-        role.rules.unwrap_or_default(),
-    )
-    .await
-    .expect("service account client")
+    let namespace = "guestbook-system";
+    let account = "guestbook-controller-manager";
+    env.operator_client(&role, namespace, account)
+        .await
+        .expect("the operator's client")
 }
 
 #[tokio::test]
@@ -41,9 +35,7 @@ async fn a_guestbook_becomes_ready() {
         .await
         .expect("control plane starts");
     let manager = Manager::builder(operator_client(&env).await)
-        .with_signal_handling(false)
-        .with_metrics_address(None)
-        .with_health_probe_address(None)
+        .for_tests()
         .with_controller(GuestbookReconciler)
         .build()
         .start()

@@ -108,9 +108,7 @@ async fn start(name: &str) -> Fixture {
         .await
         .expect("control plane starts");
     let manager = Manager::builder(env.client())
-        .with_signal_handling(false)
-        .with_metrics_address(None)
-        .with_health_probe_address(None)
+        .for_tests()
         .with_controller(ShopReconciler)
         .build()
         .start()
@@ -354,9 +352,7 @@ async fn a_name_too_long_for_its_services_is_an_invalid_spec() {
         .await
         .expect("control plane starts");
     let manager = Manager::builder(env.client())
-        .with_signal_handling(false)
-        .with_metrics_address(None)
-        .with_health_probe_address(None)
+        .for_tests()
         .with_controller(ShopReconciler)
         .build()
         .start()

@@ -8,7 +8,6 @@
 
 use std::path::Path;
 
-use k8s_openapi::api::rbac::v1::ClusterRole;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
@@ -98,24 +97,20 @@ fn crds_without_rules() -> Vec<CustomResourceDefinition> {
         .collect()
 }
 
+/// The client the operator has in a cluster: its ServiceAccount with the rules of
+/// `config/rbac/role.yaml`.
 async fn operator_client(env: &TestEnv) -> Client {
     let role = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/rbac/role.yaml");
-    let text = std::fs::read_to_string(&role).expect("config/rbac/role.yaml");
-    let role: ClusterRole = serde_yaml::from_str(&text).expect("config/rbac/role.yaml parses");
-    env.cluster_service_account_client(
-        "network-operator-system",
-        "network-operator-controller-manager",
-        role.rules.unwrap_or_default(),
-    )
-    .await
-    .expect("service account client")
+    let namespace = "network-operator-system";
+    let account = "network-operator-controller-manager";
+    env.operator_client(&role, namespace, account)
+        .await
+        .expect("the operator's client")
 }
 
 async fn start_manager(env: &TestEnv) -> RunningManager {
     Manager::builder(operator_client(env).await)
-        .with_signal_handling(false)
-        .with_metrics_address(None)
-        .with_health_probe_address(None)
+        .for_tests()
         .with_controller(VirtualPrivateCloudReconciler)
         .build()
         .start()

@@ -9,7 +9,6 @@
 use std::path::Path;
 use std::time::Duration;
 
-use k8s_openapi::api::rbac::v1::ClusterRole;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
 use mni_kubeovn::v1 as ovn;
@@ -30,18 +29,15 @@ use network_operator::controllers::virtual_private_cloud::upstream::SPEC_NAME;
 
 const NAMESPACE: &str = "default";
 
-/// A client with the operator's production rules.
+/// The client the operator has in a cluster: its ServiceAccount with the rules of
+/// `config/rbac/role.yaml`.
 async fn operator_client(env: &TestEnv) -> Client {
     let role = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/rbac/role.yaml");
-    let text = std::fs::read_to_string(&role).expect("config/rbac/role.yaml");
-    let role: ClusterRole = serde_yaml::from_str(&text).expect("config/rbac/role.yaml parses");
-    env.cluster_service_account_client(
-        "network-operator-system",
-        "network-operator-controller-manager",
-        role.rules.unwrap_or_default(),
-    )
-    .await
-    .expect("service account client")
+    let namespace = "network-operator-system";
+    let account = "network-operator-controller-manager";
+    env.operator_client(&role, namespace, account)
+        .await
+        .expect("the operator's client")
 }
 
 async fn start_env() -> TestEnv {
@@ -56,9 +52,7 @@ async fn start_env() -> TestEnv {
 /// The VPC controller and the orphan sweeper, as `src/main.rs` registers them.
 async fn start_manager(env: &TestEnv) -> RunningManager {
     Manager::builder(operator_client(env).await)
-        .with_signal_handling(false)
-        .with_metrics_address(None)
-        .with_health_probe_address(None)
+        .for_tests()
         .with_controller(VirtualPrivateCloudReconciler)
         .with_controller_options(
             KubeOvnOrphanReconciler,

@@ -7,7 +7,6 @@
 
 use std::path::Path;
 
-use k8s_openapi::api::rbac::v1::ClusterRole;
 use kube::Client;
 use kube::api::{Api, PostParams};
 use mni_operator::{Manager, READY};
@@ -16,20 +15,15 @@ use mni_testkit::{TestEnv, wait_for_condition};
 use ledger_operator::api::ledger_v1beta1::{Entry, EntrySpec};
 use ledger_operator::controllers::entry::EntryReconciler;
 
-/// A client with the operator's production rules, or the admin client without RBAC manifests.
+/// The client the operator has in a cluster: its ServiceAccount with the rules of
+/// `config/rbac/role.yaml` (the admin client if the project has no RBAC manifests).
 async fn operator_client(env: &TestEnv) -> Client {
     let role = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/rbac/role.yaml");
-    let Ok(text) = std::fs::read_to_string(&role) else {
-        return env.client();
-    };
-    let role: ClusterRole = serde_yaml::from_str(&text).expect("config/rbac/role.yaml parses");
-    env.cluster_service_account_client(
-        "ledger-operator-system",
-        "ledger-operator-controller-manager",
-        role.rules.unwrap_or_default(),
-    )
-    .await
-    .expect("service account client")
+    let namespace = "ledger-operator-system";
+    let account = "ledger-operator-controller-manager";
+    env.operator_client(&role, namespace, account)
+        .await
+        .expect("the operator's client")
 }
 
 #[tokio::test]
@@ -40,9 +34,7 @@ async fn a_entry_becomes_ready() {
         .await
         .expect("control plane starts");
     let manager = Manager::builder(operator_client(&env).await)
-        .with_signal_handling(false)
-        .with_metrics_address(None)
-        .with_health_probe_address(None)
+        .for_tests()
         .with_controller(EntryReconciler)
         .build()
         .start()

@@ -12,12 +12,12 @@ use std::path::Path;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Service, ServiceAccount};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
-use k8s_openapi::api::rbac::v1::{ClusterRole, Role, RoleBinding};
+use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use kube::api::{Api, DeleteParams, PostParams};
 use kube::core::NamespaceResourceScope;
 use kube::{Client, Resource};
 use mni_operator::{Manager, READY, RunningManager};
-use mni_testkit::{TestEnv, wait_deleted, wait_for_condition};
+use mni_testkit::{TestEnv, get_controlled, wait_deleted, wait_for_condition};
 use serde::de::DeserializeOwned;
 
 use ledger_operator::api::ledger_v1alpha1::Ledger;
@@ -26,18 +26,15 @@ use ledger_operator::controllers::ledger::LedgerReconciler;
 
 const NAMESPACE: &str = "default";
 
-/// A client with the operator's production rules.
+/// The client the operator has in a cluster: its ServiceAccount with the rules of
+/// `config/rbac/role.yaml`.
 async fn operator_client(env: &TestEnv) -> Client {
     let role = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/rbac/role.yaml");
-    let text = std::fs::read_to_string(&role).expect("config/rbac/role.yaml");
-    let role: ClusterRole = serde_yaml::from_str(&text).expect("config/rbac/role.yaml parses");
-    env.cluster_service_account_client(
-        "ledger-operator-system",
-        "ledger-operator-controller-manager",
-        role.rules.unwrap_or_default(),
-    )
-    .await
-    .expect("service account client")
+    let namespace = "ledger-operator-system";
+    let account = "ledger-operator-controller-manager";
+    env.operator_client(&role, namespace, account)
+        .await
+        .expect("the operator's client")
 }
 
 /// A control plane with the simulator and the operator, and a Ledger that is Ready.
@@ -65,9 +62,7 @@ async fn start(name: &str) -> Fixture {
         .await
         .expect("control plane starts");
     let manager = Manager::builder(operator_client(&env).await)
-        .with_signal_handling(false)
-        .with_metrics_address(None)
-        .with_health_probe_address(None)
+        .for_tests()
         .with_controller(LedgerReconciler)
         .build()
         .start()
@@ -96,18 +91,9 @@ where
     K: Clone + std::fmt::Debug + DeserializeOwned,
 {
     let api: Api<K> = Api::namespaced(fixture.env.client(), NAMESPACE);
-    let obj = api
-        .get(name)
+    get_controlled(&api, name, &fixture.ready)
         .await
-        .unwrap_or_else(|e| panic!("{} {name}: {e}", K::kind(&())));
-    let refs = obj.meta().owner_references.clone().unwrap_or_default();
-    let owner = fixture.ready.meta().uid.as_ref();
-    assert!(
-        refs.iter()
-            .any(|r| Some(&r.uid) == owner && r.controller == Some(true)),
-        "{name} is controlled by the Ledger: {refs:?}"
-    );
-    obj
+        .expect("a child of the Ledger")
 }
 
 #[tokio::test]

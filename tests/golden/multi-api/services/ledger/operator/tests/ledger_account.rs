@@ -5,7 +5,6 @@
 
 use std::path::Path;
 
-use k8s_openapi::api::rbac::v1::ClusterRole;
 use kube::Client;
 use kube::api::{Api, PostParams};
 use mni_operator::{Manager, READY};
@@ -15,18 +14,15 @@ use ledger_operator::api::ledger_v1alpha1::LedgerAccount;
 use ledger_operator::api::ledger_v1alpha1::LedgerAccountSpec;
 use ledger_operator::controllers::ledger_account::LedgerAccountReconciler;
 
-/// A client with the operator's production rules.
+/// The client the operator has in a cluster: its ServiceAccount with the rules of
+/// `config/rbac/role.yaml`.
 async fn operator_client(env: &TestEnv) -> Client {
     let role = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/rbac/role.yaml");
-    let text = std::fs::read_to_string(&role).expect("config/rbac/role.yaml");
-    let role: ClusterRole = serde_yaml::from_str(&text).expect("config/rbac/role.yaml parses");
-    env.cluster_service_account_client(
-        "ledger-operator-system",
-        "ledger-operator-controller-manager",
-        role.rules.unwrap_or_default(),
-    )
-    .await
-    .expect("service account client")
+    let namespace = "ledger-operator-system";
+    let account = "ledger-operator-controller-manager";
+    env.operator_client(&role, namespace, account)
+        .await
+        .expect("the operator's client")
 }
 
 #[tokio::test]
@@ -37,9 +33,7 @@ async fn a_ledger_account_becomes_ready() {
         .await
         .expect("control plane starts");
     let manager = Manager::builder(operator_client(&env).await)
-        .with_signal_handling(false)
-        .with_metrics_address(None)
-        .with_health_probe_address(None)
+        .for_tests()
         .with_controller(LedgerAccountReconciler)
         .build()
         .start()
