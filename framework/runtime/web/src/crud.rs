@@ -29,6 +29,7 @@ use serde_json::{Value, json};
 
 use crate::ApiError;
 use crate::domain::{CreateRequest, Domain, Kind, ListResponse, ReplaceRequest, Spec, View};
+use crate::openapi::OpenApi;
 
 /// The path of the OpenAPI document.
 pub const OPENAPI_PATH: &str = "/api/openapi.json";
@@ -37,7 +38,7 @@ pub const OPENAPI_PATH: &str = "/api/openapi.json";
 #[must_use = "a CrudRouter does nothing until `router` is called"]
 pub struct CrudRouter<K: Kind> {
     collection: String,
-    openapi: Option<Value>,
+    openapi: Option<OpenApi<K>>,
     routes: Router<Domain<K>>,
 }
 
@@ -60,9 +61,9 @@ impl<K: Kind> CrudRouter<K> {
         }
     }
 
-    /// Serves `document` at [`OPENAPI_PATH`] (see [`OpenApi`](crate::OpenApi)).
-    pub fn with_openapi(mut self, document: Value) -> Self {
-        self.openapi = Some(document);
+    /// Serves `openapi`'s document, with the CRUD routes, at [`OPENAPI_PATH`].
+    pub fn with_openapi(mut self, openapi: OpenApi<K>) -> Self {
+        self.openapi = Some(openapi);
         self
     }
 
@@ -87,8 +88,8 @@ impl<K: Kind> CrudRouter<K> {
             .route(&item, get(read::<K>).put(replace::<K>).delete(remove::<K>))
             .route("/healthz", get(healthz))
             .route("/readyz", get(readyz::<K>));
-        if let Some(document) = self.openapi {
-            let document = Arc::new(document);
+        if let Some(openapi) = &self.openapi {
+            let document = Arc::new(openapi.document(&self.collection));
             router = router.route(
                 OPENAPI_PATH,
                 get(move || {

@@ -48,9 +48,8 @@
 //! # async fn main_() -> Result<(), Box<dyn std::error::Error>> {
 //! let client = kube::Client::try_default().await?;
 //! let domain = Domain::new(client, "default", Widget::new).with_validation(validate);
-//! let openapi = OpenApi::for_kind::<Widget>("/api/v1/widgets", "Widgets API", "1.0");
-//! let router = CrudRouter::<Widget>::new("/api/v1/widgets")
-//!     .with_openapi(openapi.document())
+//! let router = CrudRouter::new("/api/v1/widgets")
+//!     .with_openapi(OpenApi::new("widgets", "v1"))
 //!     .router(domain);
 //! let listener = ServeArgs::default().bind(([127, 0, 0, 1], 8090).into()).await?;
 //! mni_web::run(listener, router).await?;

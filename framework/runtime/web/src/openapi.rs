@@ -6,107 +6,71 @@
 //! validates. The CRUD paths of [`CrudRouter`](crate::CrudRouter) are there from the start; a
 //! service adds its own with [`OpenApi::with_path`] and [`OpenApi::with_schema`].
 
+use std::marker::PhantomData;
+
 use serde_json::{Map, Value, json};
 
 use crate::domain::Kind;
 
-/// Builds the OpenAPI 3.0 document of a domain kind's API. See the [module docs](self).
-#[derive(Clone, Debug)]
-#[must_use = "an OpenApi does nothing until `document` is called"]
-pub struct OpenApi {
-    kind: String,
+/// Builds the OpenAPI 3.0 document of kind `K`'s API. See the [module docs](self).
+#[must_use = "an OpenApi does nothing until it is given to a CrudRouter or `document` is called"]
+pub struct OpenApi<K: Kind> {
     info: Value,
     paths: Map<String, Value>,
     schemas: Map<String, Value>,
     crd_properties: Value,
+    kind: PhantomData<fn() -> K>,
 }
 
-impl OpenApi {
-    /// The document of kind `K`'s CRUD API at `collection` (as given to
-    /// [`CrudRouter::new`](crate::CrudRouter::new)), titled `title`, version `version`.
-    pub fn for_kind<K: Kind>(collection: &str, title: &str, version: &str) -> Self {
-        let kind = K::kind(&()).into_owned();
+impl<K: Kind> Clone for OpenApi<K> {
+    fn clone(&self) -> Self {
+        Self {
+            info: self.info.clone(),
+            paths: self.paths.clone(),
+            schemas: self.schemas.clone(),
+            crd_properties: self.crd_properties.clone(),
+            kind: PhantomData,
+        }
+    }
+}
+
+impl<K: Kind> std::fmt::Debug for OpenApi<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenApi")
+            .field("info", &self.info)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: Kind> OpenApi<K> {
+    /// The document of service `service`'s API (a DNS label such as `cloud-dns`, titled
+    /// "Cloud Dns API"), at API version `version`.
+    pub fn new(service: &str, version: &str) -> Self {
+        let title: Vec<String> = service
+            .split('-')
+            .filter(|w| !w.is_empty())
+            .map(capitalise)
+            .collect();
+        let description = format!(
+            "{}s of the {service} service, kept as Kubernetes objects.",
+            K::kind(&())
+        );
         let crd = serde_json::to_value(K::crd()).unwrap_or_default();
-        let properties =
-            crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"].clone();
-        let mut api = Self {
-            info: json!({ "title": title, "version": version, "description": "" }),
+        let properties = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"];
+        Self {
+            info: json!({
+                "title": format!("{} API", title.join(" ")),
+                "version": version,
+                "description": description,
+            }),
             paths: Map::new(),
             schemas: Map::new(),
-            crd_properties: properties,
-            kind,
-        };
-        let k = api.kind.clone();
-        let collection = collection.trim_end_matches('/');
-        let item = format!("{collection}/{{name}}");
-        api.paths.insert(
-            collection.to_owned(),
-            json!({
-                "get": api.operation("list", &format!("List the {k}s"), None, "200", &format!("{k}List")),
-                "post": api.operation("create", &format!("Create a {k}"), Some("CreateRequest"), "201", &k),
-            }),
-        );
-        api.paths.insert(
-            item,
-            json!({
-                "parameters": [path_parameter("name")],
-                "get": api.operation("read", &format!("Read a {k}"), None, "200", &k),
-                "put": api.operation("replace", &format!("Replace a {k}'s spec"), Some("ReplaceRequest"), "200", &k),
-                "delete": api.operation("delete", &format!("Delete a {k}"), None, "204", ""),
-            }),
-        );
-        let spec = format!("{k}Spec");
-        let error = object(
-            &["code", "reason", "message"],
-            json!({ "code": { "type": "integer" }, "reason": string(), "message": string() }),
-        );
-        for (name, schema) in [
-            (spec.clone(), api.crd_properties["spec"].clone()),
-            (format!("{k}Status"), api.crd_properties["status"].clone()),
-            (
-                k.clone(),
-                object(
-                    &["name", "spec"],
-                    json!({
-                        "name": string(),
-                        "spec": reference(&spec),
-                        "status": reference(&format!("{k}Status")),
-                        "createdAt": { "type": "string", "format": "date-time" },
-                    }),
-                ),
-            ),
-            (
-                format!("{k}List"),
-                object(
-                    &["items"],
-                    json!({ "items": { "type": "array", "items": reference(&k) } }),
-                ),
-            ),
-            (
-                "CreateRequest".to_owned(),
-                object(
-                    &["name", "spec"],
-                    json!({
-                        "name": { "type": "string", "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" },
-                        "spec": reference(&spec),
-                    }),
-                ),
-            ),
-            (
-                "ReplaceRequest".to_owned(),
-                object(&["spec"], json!({ "spec": reference(&spec) })),
-            ),
-            (
-                "Error".to_owned(),
-                object(&["error"], json!({ "error": error })),
-            ),
-        ] {
-            api.schemas.insert(name, schema);
+            crd_properties: properties.clone(),
+            kind: PhantomData,
         }
-        api
     }
 
-    /// Describes the API in `info.description`.
+    /// Describes the API in `info.description` instead.
     pub fn with_description(mut self, description: &str) -> Self {
         self.info["description"] = json!(description);
         self
@@ -153,7 +117,7 @@ impl OpenApi {
             content(summary, response)
         };
         let mut operation = json!({
-            "operationId": format!("{verb}{}", self.kind),
+            "operationId": format!("{verb}{}", K::kind(&())),
             "summary": summary,
             "responses": responses,
         });
@@ -164,16 +128,103 @@ impl OpenApi {
         operation
     }
 
-    /// The document.
+    /// The document, with the CRUD routes of the collection at `collection` (as
+    /// [`CrudRouter`](crate::CrudRouter) serves them) and the paths and schemas added.
     #[must_use]
-    pub fn document(self) -> Value {
+    pub fn document(&self, collection: &str) -> Value {
+        let k = K::kind(&());
+        let collection = collection.trim_end_matches('/');
+        let mut paths = Map::new();
+        paths.insert(
+            collection.to_owned(),
+            json!({
+                "get": self.operation("list", &format!("List the {k}s"), None, "200", &format!("{k}List")),
+                "post": self.operation("create", &format!("Create a {k}"), Some("CreateRequest"), "201", &k),
+            }),
+        );
+        paths.insert(
+            format!("{collection}/{{name}}"),
+            json!({
+                "parameters": [path_parameter("name")],
+                "get": self.operation("read", &format!("Read a {k}"), None, "200", &k),
+                "put": self.operation("replace", &format!("Replace a {k}'s spec"), Some("ReplaceRequest"), "200", &k),
+                "delete": self.operation("delete", &format!("Delete a {k}"), None, "204", ""),
+            }),
+        );
+        paths.extend(self.paths.clone());
+        let mut schemas = standard_schemas(&k, &self.crd_properties);
+        schemas.extend(self.schemas.clone());
         json!({
             "openapi": "3.0.3",
             "info": self.info,
-            "paths": self.paths,
-            "components": { "schemas": self.schemas },
+            "paths": paths,
+            "components": { "schemas": schemas },
         })
     }
+}
+
+/// `word` with its first letter in upper case.
+fn capitalise(word: &str) -> String {
+    let mut chars = word.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+/// The schemas every domain API has: spec and status from the CRD, the API's own shapes
+/// around them.
+fn standard_schemas(k: &str, crd_properties: &Value) -> Map<String, Value> {
+    let spec = format!("{k}Spec");
+    let error = object(
+        &["code", "reason", "message"],
+        json!({ "code": { "type": "integer" }, "reason": string(), "message": string() }),
+    );
+    let mut schemas = Map::new();
+    for (name, schema) in [
+        (spec.clone(), crd_properties["spec"].clone()),
+        (format!("{k}Status"), crd_properties["status"].clone()),
+        (
+            k.to_owned(),
+            object(
+                &["name", "spec"],
+                json!({
+                    "name": string(),
+                    "spec": reference(&spec),
+                    "status": reference(&format!("{k}Status")),
+                    "createdAt": { "type": "string", "format": "date-time" },
+                }),
+            ),
+        ),
+        (
+            format!("{k}List"),
+            object(
+                &["items"],
+                json!({ "items": { "type": "array", "items": reference(k) } }),
+            ),
+        ),
+        (
+            "CreateRequest".to_owned(),
+            object(
+                &["name", "spec"],
+                json!({
+                    "name": { "type": "string", "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" },
+                    "spec": reference(&spec),
+                }),
+            ),
+        ),
+        (
+            "ReplaceRequest".to_owned(),
+            object(&["spec"], json!({ "spec": reference(&spec) })),
+        ),
+        (
+            "Error".to_owned(),
+            object(&["error"], json!({ "error": error })),
+        ),
+    ] {
+        schemas.insert(name, schema);
+    }
+    schemas
 }
 
 /// A required string parameter of the path, e.g. `name` in `/things/{name}`.
@@ -211,11 +262,11 @@ mod tests {
 
     #[test]
     fn the_document_has_the_crud_paths_and_the_crd_s_schemas() {
-        let doc = OpenApi::for_kind::<Widget>("/api/v1/widgets", "Widgets API", "1.0")
-            .with_description("Widgets.")
-            .document();
+        let doc = OpenApi::<Widget>::new("shop-widgets", "v1").document("/api/v1/widgets/");
         assert_eq!(doc["openapi"], "3.0.3");
-        assert_eq!(doc["info"]["description"], "Widgets.");
+        assert_eq!(doc["info"]["title"], "Shop Widgets API");
+        let description = "Widgets of the shop-widgets service, kept as Kubernetes objects.";
+        assert_eq!(doc["info"]["description"], description);
         let post = &doc["paths"]["/api/v1/widgets"]["post"];
         assert_eq!(post["operationId"], "createWidget");
         assert!(doc["paths"]["/api/v1/widgets/{name}"]["delete"].is_object());
@@ -225,14 +276,15 @@ mod tests {
 
     #[test]
     fn a_service_adds_its_own_paths_and_schemas() {
-        let api = OpenApi::for_kind::<Widget>("/api/v1/widgets", "Widgets API", "1.0");
+        let api = OpenApi::<Widget>::new("widgets", "v1").with_description("Widgets.");
         let size = api.crd_schema("/spec/properties/size");
         assert_eq!(size["type"], "integer");
         let grow = api.operation("grow", "Grow a Widget", None, "200", "Widget");
         let doc = api
             .with_path("/api/v1/widgets/{name}/grow", json!({ "post": grow }))
             .with_schema("Size", size)
-            .document();
+            .document("/api/v1/widgets");
+        assert_eq!(doc["info"]["description"], "Widgets.");
         let grow = &doc["paths"]["/api/v1/widgets/{name}/grow"]["post"];
         assert_eq!(grow["operationId"], "growWidget");
         assert_eq!(doc["components"]["schemas"]["Size"]["type"], "integer");
