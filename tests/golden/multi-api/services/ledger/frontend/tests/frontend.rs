@@ -25,7 +25,9 @@ async fn frontend(backend: &str) -> TestServer {
 
 #[test]
 fn every_asset_path_is_valid() {
-    assets().expect("valid asset paths");
+    if let Err(e) = assets() {
+        panic!("{e}");
+    }
 }
 
 #[tokio::test]
