@@ -201,7 +201,7 @@ const BACKEND_MODULES: &str = "pub mod subnets;\nmod validation;";
 
 /// The backend's routes: every write checked with the operator's rules, and the subnet routes.
 /// Written as rustfmt writes it; the comment keeps the machinery from reformatting it.
-const BACKEND_ROUTES: &str = "// VirtualPrivateClouds are checked with the operator's rules and have subnet routes.
+const BACKEND_ROUTES: &str = "// VPCs are checked with the operator's rules and have subnet routes.
 let domain = domain.with_validation(validation::check);
 let openapi = subnets::openapi(openapi);
 let routes = routes.with_routes(subnets::routes());";

@@ -67,7 +67,7 @@ pub fn router(client: Client, namespace: &str) -> Router {
     let openapi = OpenApi::new(SERVICE, VERSION);
     let routes = CrudRouter::new(COLLECTION);
     // +mni:fragment:routes:vpc.mni.dev/v1
-    // VirtualPrivateClouds are checked with the operator's rules and have subnet routes.
+    // VPCs are checked with the operator's rules and have subnet routes.
     let domain = domain.with_validation(validation::check);
     let openapi = subnets::openapi(openapi);
     let routes = routes.with_routes(subnets::routes());
