@@ -12,13 +12,13 @@
 //! OP/src/controllers/billing_account.rs           the domain kind's skeleton controller
 //! OP/tests/billing.rs, billing_account.rs         the controllers on mni-testkit with the simulator
 //! OP/config/crd/bases/, config/samples/           both CRDs (equal to `crd` output) and samples
-//! services/billing/backend/                       axum API: CRUD on BillingAccounts, OpenAPI, probes
-//! services/billing/frontend/                      embedded web UI, proxies /api to the backend
+//! services/billing/backend/                       thin axum API on mni-web: CRUD on BillingAccounts, OpenAPI, probes
+//! services/billing/frontend/                      thin web UI on mni-web: embedded assets, /api proxied to the backend
 //! ```
 //!
 //! It also registers both kinds and controllers at the operator's scaffold markers, adds
 //! the backend and frontend to the workspace `members`, adds `mni-core` to the
-//! operator's dependencies, re-derives `config/rbac/role.yaml` (the service controller
+//! operator's dependencies and `mni-core` and `mni-web` to the workspace's, re-derives `config/rbac/role.yaml` (the service controller
 //! declares what it applies), and records both kinds and all three crates in PROJECT.
 //!
 //! Names are derived in [`ServiceNames`]; a name that is invalid or taken is bad input
@@ -28,6 +28,12 @@
 //! with [`ServiceV1::with_domain_kind`] to name the domain kind and
 //! [`ServiceV1::without_templates`] to render the domain kind's files (or any other) itself;
 //! [`ServiceV1::new`] is the default, `<Name>Account` with every file.
+//!
+//! The backend and frontend are thin: what every service's web tier does is `mni-web`'s.
+//! A plugin extends them at their markers rather than replacing them: in the backend's
+//! `src/lib.rs`, `modules` (its own modules) and `routes` (statements that shadow `domain`,
+//! `openapi` or `routes`, e.g. `let domain = domain.with_validation(check);`); in the
+//! frontend's `src/lib.rs`, `assets`; in both `Cargo.toml`s, `dependencies`.
 //!
 //! The CRD templates (`operator/config/crd/bases/*.yaml.hbs`) are what the generated types
 //! print; after changing a type template, regenerate them with

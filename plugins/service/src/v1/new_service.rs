@@ -116,9 +116,6 @@ impl ServiceV1 {
                     "Dockerfile",
                     "src/main.rs",
                     "src/lib.rs",
-                    "src/error.rs",
-                    "src/openapi.rs",
-                    "src/routes.rs",
                     "tests/api.rs",
                 ][..],
             ),
@@ -129,7 +126,6 @@ impl ServiceV1 {
                     "Dockerfile",
                     "src/main.rs",
                     "src/lib.rs",
-                    "src/proxy.rs",
                     "assets/index.html",
                     "assets/app.js",
                     "assets/style.css",
@@ -157,7 +153,7 @@ impl ServiceV1 {
         cx: &mut Context<'_>,
         names: &ServiceNames,
         target: &Target,
-        mni_core: &str,
+        mni: &MniCrates,
     ) -> Result<(), PluginError> {
         let op = &target.dir;
         let gv = names.service.group_version();
@@ -248,7 +244,15 @@ impl ServiceV1 {
                 Insert::new(
                     "workspace-dependencies",
                     "mni-core",
-                    &format!("mni-core = {mni_core}"),
+                    &format!("mni-core = {}", mni.core),
+                ),
+            ),
+            (
+                "Cargo.toml".to_owned(),
+                Insert::new(
+                    "workspace-dependencies",
+                    "mni-web",
+                    &format!("mni-web = {}", mni.web),
                 ),
             ),
         ]);
@@ -287,6 +291,14 @@ impl ServiceV1 {
             None => cx.config.services.push(record),
         }
     }
+}
+
+/// The Cargo dependency specs of the mNi crates a service's workspace adds.
+struct MniCrates {
+    /// `mni-core`, for the operator.
+    core: String,
+    /// `mni-web`, for the backend and the frontend.
+    web: String,
 }
 
 /// The `main.rs` lines registering kind `k`'s reconciler: the service kind's with its
@@ -333,11 +345,11 @@ impl NewService for ServiceV1 {
         let target = Target::for_new_service(&names.name);
         Self::require_operator(cx, &target)?;
         let settings = Self::settings(cx)?;
-        let mni_core = settings
-            .mni
-            .clone()
-            .unwrap_or_default()
-            .spec("framework/runtime/core");
+        let source = settings.mni.clone().unwrap_or_default();
+        let mni = MniCrates {
+            core: source.spec("framework/runtime/core"),
+            web: source.spec("framework/runtime/web"),
+        };
         let kustomize_data = self.kustomize.data(cx, &target)?;
         let data = merge(&[
             settings.template_data(),
@@ -349,7 +361,7 @@ impl NewService for ServiceV1 {
             }),
         ]);
         self.render(cx, &names, &target, &data)?;
-        self.register(cx, &names, &target, &mni_core)?;
+        self.register(cx, &names, &target, &mni)?;
         self.kustomize.derive_role(cx, &target, &kustomize_data)?;
         self.record(cx, &names, &target);
         Ok(())

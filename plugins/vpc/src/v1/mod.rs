@@ -24,9 +24,13 @@
 //! OP/tests/virtual_private_cloud.rs              reconcile, cleanup, status on mni-testkit
 //! OP/tests/validation.rs                         invalid address plans, at admission and after
 //! OP/config/crd/bases/, config/samples/          the CRD (equal to `crd` output) and a sample
-//! services/network/backend/src/{lib,routes,openapi}.rs, tests/api.rs   VPC and subnet routes
-//! services/network/frontend/assets/{index.html,app.js}                 VPCs, subnets, EIPs
+//! services/network/backend/src/validation.rs    the domain's validation hook (the operator's rules)
+//! services/network/backend/src/subnets.rs       subnet routes and their OpenAPI paths
+//! services/network/backend/tests/virtual_private_clouds.rs   VPC and subnet routes over HTTP
+//! services/network/frontend/assets/{index.html,app.js}       VPCs, subnets, EIPs
 //! ```
+//!
+//! The backend's two modules go in at the markers of its `src/lib.rs` (`modules`, `routes`); everything else of the backend and frontend is service/v1's, on `mni-web`.
 //!
 //! It also adds `mni-kubeovn` (Kube-OVN's types) to the operator, registers the orphan sweeper
 //! in `main.rs`, re-derives `config/rbac/role.yaml` (the operator gains `kubeovn.io`
@@ -45,7 +49,7 @@ use mni_plugin_kustomize::KustomizeV1;
 use mni_plugin_rust::RustV1;
 use mni_plugin_service::ServiceV1;
 
-pub use specialise::{DOMAIN_KIND, TAKEN_OVER};
+pub use specialise::{DOMAIN_KIND, SKIPPED, TAKEN_OVER};
 
 /// The plugin's key.
 pub const KEY: &str = "vpc.mni.dev/v1";
@@ -80,7 +84,7 @@ impl VpcV1 {
                 Box::new(
                     ServiceV1::new()
                         .with_domain_kind(DOMAIN_KIND)
-                        .without_templates(TAKEN_OVER.iter().copied()),
+                        .without_templates(TAKEN_OVER.iter().chain(SKIPPED).copied()),
                 ),
                 Box::new(specialise::VpcService::new(key.clone())),
             ],

@@ -2,8 +2,12 @@
 //!
 //! It runs after `service.mni.dev/v1` made the service with the domain kind
 //! `VirtualPrivateCloud` and left the files listed in [`TAKEN_OVER`] unwritten; it renders
-//! `templates/vpc/v1/` (the same output paths and a few more), registers what it adds at the
+//! `templates/vpc/v1/` (those output paths and a few more), registers what it adds at the
 //! scaffold markers, re-derives the operator's role and records the service under its key.
+//!
+//! The backend and frontend code is service/v1's, extended rather than replaced: the backend
+//! gains two modules of its own (`validation`, the domain's validation hook, and `subnets`,
+//! the subnet routes and their OpenAPI paths), registered at the markers of its `src/lib.rs` (`modules` and `routes`).
 
 use mni_machinery::{Insert, TemplateFile, Templates, insert};
 use mni_plugin::prelude::*;
@@ -15,13 +19,11 @@ use mni_plugin_service::v1::ServiceNames;
 /// The domain kind of the VPC service.
 pub const DOMAIN_KIND: &str = "VirtualPrivateCloud";
 
-/// The `service.mni.dev/v1` templates this plugin renders itself (at the same output paths).
+/// The `service.mni.dev/v1` templates this plugin renders itself (at the same output paths):
+/// the README, the page and the domain kind. No Rust file of the backend or the frontend is
+/// among them; those are extended at their markers.
 pub const TAKEN_OVER: &[&str] = &[
     "README.md",
-    "backend/src/lib.rs",
-    "backend/src/openapi.rs",
-    "backend/src/routes.rs",
-    "backend/tests/api.rs",
     "frontend/assets/app.js",
     "frontend/assets/index.html",
     "operator/config/crd/bases/domain.yaml",
@@ -30,6 +32,11 @@ pub const TAKEN_OVER: &[&str] = &[
     "operator/src/controllers/domain.rs",
     "operator/tests/domain.rs",
 ];
+
+/// The `service.mni.dev/v1` templates that are not rendered at all: the backend's test,
+/// whose requests carry the default domain kind's spec (the VPC backend's tests are
+/// `backend/tests/virtual_private_clouds.rs`).
+pub const SKIPPED: &[&str] = &["backend/tests/api.rs"];
 
 /// The settings key of the Rust plugin (owner, license, where the mNi crates come from).
 const RUST_KEY: &str = mni_plugin_rust::KEY;
@@ -108,6 +115,7 @@ impl VpcService {
             .map_err(|e| template_error(&self.key, e))?;
 
         let op = &target.dir;
+        let backend = &names.backend().dir;
         let gv = names.domain.group_version();
         let mni_kubeovn = settings
             .mni
@@ -153,6 +161,14 @@ impl VpcService {
                 ),
             ),
             (
+                format!("{backend}/src/lib.rs"),
+                Insert::new("modules", KEY_FRAGMENT, BACKEND_MODULES),
+            ),
+            (
+                format!("{backend}/src/lib.rs"),
+                Insert::new("routes", KEY_FRAGMENT, BACKEND_ROUTES),
+            ),
+            (
                 format!("{op}Cargo.toml"),
                 Insert::new(
                     "dependencies",
@@ -177,8 +193,18 @@ impl VpcService {
     }
 }
 
-/// The fragment key of this plugin's inserts into the operator's Cargo.toml.
+/// The fragment key of this plugin's inserts.
 const KEY_FRAGMENT: &str = "vpc.mni.dev/v1";
+
+/// The backend's own modules (`templates/vpc/v1/backend/src/`).
+const BACKEND_MODULES: &str = "pub mod subnets;\nmod validation;";
+
+/// The backend's routes: every write checked with the operator's rules, and the subnet routes.
+/// Written as rustfmt writes it; the comment keeps the machinery from reformatting it.
+const BACKEND_ROUTES: &str = "// VPCs are checked with the operator's rules and have subnet routes.
+let domain = domain.with_validation(validation::check);
+let openapi = subnets::openapi(openapi);
+let routes = routes.with_routes(subnets::routes());";
 
 /// The names of every template of `vpc.mni.dev/v1`.
 fn mni_templates_files() -> Vec<String> {

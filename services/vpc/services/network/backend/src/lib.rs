@@ -3,13 +3,12 @@
 
 //! `network_backend`: the network service's HTTP API.
 //!
-//! It serves tenants' VirtualPrivateClouds and their subnets through the Kubernetes API, so
-//! the API server stays the source of truth and the operator sees every change. Every write is
-//! validated first with the operator's `validate` module, the same rules as the CRD's CEL
-//! rules: an invalid address plan is HTTP 422 with the message kubectl shows, and a 422 from
-//! the API server is passed on as is. Start with [`router`] (every route), then `routes` (the
-//! handlers) and `error` (how failures become JSON). `src/main.rs` parses the flags and runs
-//! [`serve`].
+//! It serves VirtualPrivateClouds — create, list, read, replace, delete — through the Kubernetes
+//! API, so the API server stays the source of truth and the operator sees every change. The
+//! routes, the JSON shapes and the error body are `mni-web`'s ([`mni_web::CrudRouter`]); this
+//! crate names the domain kind and adds what is the service's own at the `+mni:scaffold:`
+//! markers (`modules`; `routes`, where the domain's hooks, routes and OpenAPI paths go). `src/main.rs` parses the flags
+//! and serves [`router`].
 //!
 //! | Route | |
 //! |---|---|
@@ -18,34 +17,35 @@
 //! | `GET /api/v1/virtualprivateclouds/{name}` | read |
 //! | `PUT /api/v1/virtualprivateclouds/{name}` | replace the spec with `{"spec": …}` |
 //! | `DELETE /api/v1/virtualprivateclouds/{name}` | delete |
-//! | `POST /api/v1/virtualprivateclouds/{name}/subnets` | add a subnet (a `SubnetSpec`) |
-//! | `DELETE /api/v1/virtualprivateclouds/{name}/subnets/{subnet}` | remove a subnet |
-//! | `GET /api/openapi.json` | the OpenAPI 3 document of the above |
+//! | `GET /api/openapi.json` | the OpenAPI 3 document of the API |
 //! | `GET /healthz`, `GET /readyz` | liveness; readiness (the Kubernetes API answers) |
 
-mod error;
-mod openapi;
-mod routes;
-
-use std::future::Future;
-use std::sync::Arc;
-use std::time::Instant;
+// +mni:fragment:modules:vpc.mni.dev/v1
+pub mod subnets;
+mod validation;
+// +mni:fragment-end:modules:vpc.mni.dev/v1
+// +mni:scaffold:modules
 
 use axum::Router;
-use axum::extract::Request;
-use axum::middleware::{self, Next};
-use axum::response::Response;
-use axum::routing::{delete, get, post};
-use kube::{Api, Client};
-use tokio::net::TcpListener;
+use kube::Client;
+use mni_web::{CrudRouter, Domain, OpenApi, View};
 
 use network_operator::api::network_v1alpha1::VirtualPrivateCloud;
+use network_operator::api::network_v1alpha1::VirtualPrivateCloudSpec;
 
-pub use error::ApiError;
-pub use openapi::document as openapi;
-pub use routes::{CreateRequest, ListResponse, ReplaceRequest};
+pub use mni_web::ApiError;
 
-pub use routes::VirtualPrivateCloudView;
+/// A VirtualPrivateCloud as the API shows it: its name, spec, status and creation time.
+pub type VirtualPrivateCloudView = View<VirtualPrivateCloud>;
+
+/// The body of `POST /api/v1/virtualprivateclouds`.
+pub type CreateRequest = mni_web::CreateRequest<VirtualPrivateCloudSpec>;
+
+/// The body of `PUT /api/v1/virtualprivateclouds/{name}`.
+pub type ReplaceRequest = mni_web::ReplaceRequest<VirtualPrivateCloudSpec>;
+
+/// The body of `GET /api/v1/virtualprivateclouds`.
+pub type ListResponse = mni_web::ListResponse<VirtualPrivateCloud>;
 
 /// The path of the VirtualPrivateCloud collection.
 pub const COLLECTION: &str = "/api/v1/virtualprivateclouds";
@@ -53,81 +53,25 @@ pub const COLLECTION: &str = "/api/v1/virtualprivateclouds";
 /// The path of one VirtualPrivateCloud.
 pub const ITEM: &str = "/api/v1/virtualprivateclouds/{name}";
 
-/// The path of a VirtualPrivateCloud's subnets.
-pub const SUBNETS: &str = "/api/v1/virtualprivateclouds/{name}/subnets";
+/// The service, as the OpenAPI document's title and description name it.
+const SERVICE: &str = "network";
 
-/// The path of one subnet of a VirtualPrivateCloud.
-pub const SUBNET: &str = "/api/v1/virtualprivateclouds/{name}/subnets/{subnet}";
+/// The API version, as the OpenAPI document names it.
+const VERSION: &str = "v1alpha1";
 
-/// What every handler shares: the VirtualPrivateCloud API of one namespace.
-#[derive(Clone)]
-pub struct AppState {
-    api: Api<VirtualPrivateCloud>,
-    namespace: String,
-    openapi: Arc<serde_json::Value>,
-}
-
-impl AppState {
-    /// Serves the VirtualPrivateClouds of `namespace` through `client`.
-    #[must_use]
-    pub fn new(client: Client, namespace: &str) -> Self {
-        Self {
-            api: Api::namespaced(client, namespace),
-            namespace: namespace.to_owned(),
-            openapi: Arc::new(openapi::document()),
-        }
-    }
-
-    /// The namespace whose VirtualPrivateClouds are served.
-    #[must_use]
-    pub fn namespace(&self) -> &str {
-        &self.namespace
-    }
-}
-
-/// Every route of the API. See the [crate docs](crate).
-pub fn router(state: AppState) -> Router {
-    Router::new()
-        .route(COLLECTION, get(routes::list).post(routes::create))
-        .route(
-            ITEM,
-            get(routes::read)
-                .put(routes::replace)
-                .delete(routes::remove),
-        )
-        .route(SUBNETS, post(routes::add_subnet))
-        .route(SUBNET, delete(routes::remove_subnet))
-        .route("/api/openapi.json", get(routes::openapi))
-        .route("/healthz", get(routes::healthz))
-        .route("/readyz", get(routes::readyz))
-        .fallback(routes::not_found)
-        .layer(middleware::from_fn(log_request))
-        .with_state(state)
-}
-
-/// Logs one line per request: method, path, status and duration.
-async fn log_request(request: Request, next: Next) -> Response {
-    let (method, path) = (request.method().clone(), request.uri().path().to_owned());
-    let start = Instant::now();
-    let response = next.run(request).await;
-    tracing::info!(
-        %method,
-        path,
-        status = response.status().as_u16(),
-        millis = start.elapsed().as_millis(),
-        "request"
-    );
-    response
-}
-
-/// Serves [`router`] on `listener` until `shutdown` completes, then lets in-flight requests
-/// finish.
-pub async fn serve(
-    listener: TcpListener,
-    state: AppState,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown)
-        .await
+/// Every route of the API, serving the VirtualPrivateClouds of `namespace` through `client`. See
+/// the [crate docs](crate). The OpenAPI document's VirtualPrivateCloud schemas are the CRD's, so it
+/// cannot drift from what the Kubernetes API validates.
+pub fn router(client: Client, namespace: &str) -> Router {
+    let domain = Domain::new(client, namespace, VirtualPrivateCloud::new);
+    let openapi = OpenApi::new(SERVICE, VERSION);
+    let routes = CrudRouter::new(COLLECTION);
+    // +mni:fragment:routes:vpc.mni.dev/v1
+    // VPCs are checked with the operator's rules and have subnet routes.
+    let domain = domain.with_validation(validation::check);
+    let openapi = subnets::openapi(openapi);
+    let routes = routes.with_routes(subnets::routes());
+    // +mni:fragment-end:routes:vpc.mni.dev/v1
+    // +mni:scaffold:routes
+    routes.with_openapi(openapi).router(domain)
 }

@@ -7,88 +7,38 @@
 //! Every flag has an environment variable, which is how the operator configures it (from the
 //! ConfigMap `NAME-backend-settings`). SIGTERM or SIGINT stop it after in-flight requests.
 
-use std::net::SocketAddr;
-
 use anyhow::Context as _;
-use clap::{Parser, ValueEnum};
-use tracing_subscriber::{EnvFilter, fmt, prelude::*};
+use clap::Parser;
+use mni_web::ServeArgs;
 
-use ledger_backend::{AppState, serve};
+use ledger_backend::router;
 
-/// How log lines are written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum LogFormat {
-    /// Human-readable lines.
-    Text,
-    /// One JSON object per line, for log collectors.
-    Json,
-}
+/// Where it listens unless `--listen` says otherwise.
+const LISTEN: ([u8; 4], u16) = ([127, 0, 0, 1], 8090);
 
 #[derive(Parser, Debug)]
 #[command(version, about)]
 struct Cli {
-    /// The address to serve the API on.
-    #[arg(long, env = "LISTEN_ADDRESS", default_value = "127.0.0.1:8090")]
-    listen: SocketAddr,
+    #[command(flatten)]
+    serve: ServeArgs,
     /// The namespace whose LedgerAccounts to serve (default: the kubeconfig's, or the pod's).
     #[arg(long, env = "NAMESPACE")]
     namespace: Option<String>,
-    /// Log format; filter with RUST_LOG (default "info").
-    #[arg(long, env = "LOG_FORMAT", value_enum, default_value = "text")]
-    log_format: LogFormat,
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let registry = tracing_subscriber::registry().with(filter);
-    match cli.log_format {
-        LogFormat::Text => registry.with(fmt::layer()).init(),
-        LogFormat::Json => registry
-            .with(fmt::layer().json().flatten_event(true))
-            .init(),
-    }
-
+    cli.serve.init_tracing();
     let client = kube::Client::try_default()
         .await
         .context("connecting to the Kubernetes API (set KUBECONFIG?)")?;
     let namespace = cli
         .namespace
         .unwrap_or_else(|| client.default_namespace().to_owned());
-    let listener = tokio::net::TcpListener::bind(cli.listen)
-        .await
-        .with_context(|| format!("listening on {}", cli.listen))?;
+    let listener = cli.serve.bind(LISTEN.into()).await?;
     let address = listener.local_addr().context("the bound address")?;
     tracing::info!(%address, %namespace, "serving");
-    let state = AppState::new(client, &namespace);
-    serve(listener, state, shutdown_signal()).await?;
-    tracing::info!("stopped");
+    mni_web::run(listener, router(client, &namespace)).await?;
     Ok(())
-}
-
-/// Completes on SIGTERM (what Kubernetes sends) or SIGINT (Ctrl-C).
-async fn shutdown_signal() {
-    let interrupt = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut terminate =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(signal) => signal,
-                Err(e) => {
-                    tracing::warn!(error = %e, "cannot listen for SIGTERM; stop with Ctrl-C");
-                    let _ = interrupt.await;
-                    return;
-                }
-            };
-        tokio::select! {
-            _ = interrupt => {}
-            _ = terminate.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = interrupt.await;
-    }
-    tracing::info!("shutting down");
 }

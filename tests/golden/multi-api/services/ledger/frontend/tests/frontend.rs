@@ -2,94 +2,57 @@
 
 //! The frontend over HTTP: its embedded assets, and `/api` proxied to a stand-in backend.
 
-use std::net::SocketAddr;
-
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::http::{Method, Request, StatusCode, header};
 use axum::routing::any;
 use http_body_util::BodyExt;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
-use tokio::net::TcpListener;
+use mni_web::testing::TestServer;
 
-use ledger_frontend::{Backend, serve};
+use ledger_frontend::{Backend, assets, router};
 
 /// The start of the page's title.
 const TITLE: &str = "<title>Ledger";
 
-/// Serves `router` on a free loopback port until the test ends.
-async fn spawn(router: Router) -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let address = listener.local_addr().expect("address");
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    address
-}
+/// The API path of the LedgerAccounts.
+const COLLECTION: &str = "/api/v1/ledgeraccounts";
 
 /// A frontend whose backend is at `backend`.
-async fn frontend(backend: &str) -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let address = listener.local_addr().expect("address");
+async fn frontend(backend: &str) -> TestServer {
     let backend = Backend::new(backend).expect("backend URL");
-    tokio::spawn(serve(listener, backend, std::future::pending()));
-    address
+    TestServer::start(router(backend)).await
 }
 
-/// Sends a request; returns status, content type and body.
-async fn call(method: Method, url: &str, body: &str) -> (StatusCode, String, String) {
-    let client = Client::builder(TokioExecutor::new()).build_http::<Body>();
-    let request = Request::builder()
-        .method(method)
-        .uri(url)
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(Body::from(body.to_owned()))
-        .expect("request");
-    let response = client.request(request).await.expect("response");
-    let status = response.status();
-    let content_type = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
-    let bytes = response
-        .into_body()
-        .collect()
-        .await
-        .expect("body")
-        .to_bytes();
-    let body = String::from_utf8_lossy(&bytes).into_owned();
-    (status, content_type, body)
+#[test]
+fn every_asset_path_is_valid() {
+    if let Err(e) = assets() {
+        panic!("{e}");
+    }
 }
 
 #[tokio::test]
 async fn serves_the_embedded_page() {
     let ui = frontend("http://127.0.0.1:9").await;
-    let (status, content_type, body) = call(Method::GET, &format!("http://{ui}/"), "").await;
-    assert_eq!(status, StatusCode::OK);
-    assert!(content_type.starts_with("text/html"), "{content_type}");
-    assert!(body.contains(TITLE), "{body}");
-    let (status, content_type, body) = call(Method::GET, &format!("http://{ui}/app.js"), "").await;
-    assert_eq!(status, StatusCode::OK);
-    assert!(content_type.contains("javascript"), "{content_type}");
-    assert!(body.contains("/api/v1/ledgeraccounts"));
-    let (status, _, _) = call(Method::GET, &format!("http://{ui}/healthz"), "").await;
-    assert_eq!(status, StatusCode::OK);
+    let page = ui.call(Method::GET, "/", "").await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.content_type().starts_with("text/html"), "{page:?}");
+    assert!(page.body.contains(TITLE), "{}", page.body);
+    let script = ui.call(Method::GET, "/app.js", "").await;
+    assert_eq!(script.status, StatusCode::OK);
+    assert!(script.content_type().contains("javascript"), "{script:?}");
+    assert!(script.body.contains(COLLECTION));
+    let health = ui.call(Method::GET, "/healthz", "").await;
+    assert_eq!(health.status, StatusCode::OK);
 }
 
 #[tokio::test]
 async fn the_page_loads_from_its_own_origin_only() {
     let ui = frontend("http://127.0.0.1:9").await;
-    let client = Client::builder(TokioExecutor::new()).build_http::<Body>();
-    let request = Request::get(format!("http://{ui}/"))
-        .body(Body::empty())
-        .expect("request");
-    let response = client.request(request).await.expect("response");
-    let headers = response.headers();
-    let value = |name| headers.get(name).and_then(|v| v.to_str().ok());
-    let csp = value(header::CONTENT_SECURITY_POLICY);
+    let page = ui.call(Method::GET, "/", "").await;
+    let csp = page.header(header::CONTENT_SECURITY_POLICY.as_str());
     assert_eq!(csp, Some("default-src 'self'"));
-    assert_eq!(value(header::X_CONTENT_TYPE_OPTIONS), Some("nosniff"));
+    let nosniff = page.header(header::X_CONTENT_TYPE_OPTIONS.as_str());
+    assert_eq!(nosniff, Some("nosniff"));
 }
 
 #[tokio::test]
@@ -109,27 +72,23 @@ async fn proxies_the_api_to_the_backend() {
             (StatusCode::CREATED, format!("{method} {uri} {text}"))
         }),
     );
-    let backend = spawn(echo).await;
-    let ui = frontend(&format!("http://{backend}")).await;
-    let (status, _, body) = call(
-        Method::POST,
-        &format!("http://{ui}/api/v1/ledgeraccounts?dryRun=All"),
-        "{\"name\":\"x\"}",
-    )
-    .await;
-    assert_eq!(status, StatusCode::CREATED);
-    let expected = "POST /api/v1/ledgeraccounts?dryRun=All {\"name\":\"x\"}";
-    assert_eq!(body, expected);
+    let backend = TestServer::start(echo).await;
+    let ui = frontend(&backend.url("")).await;
+    let path = format!("{COLLECTION}?dryRun=All");
+    let body = r#"{"name":"x"}"#;
+    let response = ui.call(Method::POST, &path, body).await;
+    assert_eq!(response.status, StatusCode::CREATED);
+    let expected = format!("POST {path} {body}");
+    assert_eq!(response.body, expected);
 }
 
 #[tokio::test]
 async fn an_unreachable_backend_is_a_json_502() {
     // Nothing listens on the discard port.
     let ui = frontend("http://127.0.0.1:9").await;
-    let url = format!("http://{ui}/api/v1/ledgeraccounts");
-    let (status, content_type, body) = call(Method::GET, &url, "").await;
-    assert_eq!(status, StatusCode::BAD_GATEWAY);
-    assert!(content_type.contains("json"), "{content_type}");
-    let json: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+    let response = ui.call(Method::GET, COLLECTION, "").await;
+    assert_eq!(response.status, StatusCode::BAD_GATEWAY);
+    assert!(response.content_type().contains("json"), "{response:?}");
+    let json: serde_json::Value = serde_json::from_str(&response.body).expect("JSON");
     assert_eq!(json["error"]["reason"], "BadGateway");
 }

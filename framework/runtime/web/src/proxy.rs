@@ -1,8 +1,7 @@
-// SPDX-License-Identifier: MIT
-
-//! Forwards `/api/…` requests to the backend: same method, path, query, headers and body;
-//! the backend's answer goes back as it is. When the backend cannot be reached the browser
-//! gets a `502` with a JSON error in the backend's format.
+//! [`Backend`]: forwards a frontend's `/api/…` requests to its backend — same method, path,
+//! query, headers and body; the backend's answer goes back as it is. When the backend cannot
+//! be reached the browser gets a `502` with a JSON error in the backend's format, so the page
+//! talks to one origin and the backend needs no CORS.
 
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -64,6 +63,10 @@ pub struct Backend {
 
 impl Backend {
     /// A backend at `url`, e.g. `http://127.0.0.1:8090` (a path prefix is kept).
+    ///
+    /// # Errors
+    ///
+    /// [`ProxyError::InvalidUrl`] unless `url` is an absolute `http://` URL.
     pub fn new(url: &str) -> Result<Self, ProxyError> {
         let base: Uri = url
             .parse()
@@ -75,6 +78,12 @@ impl Backend {
             base,
             client: Client::builder(TokioExecutor::new()).build_http(),
         })
+    }
+
+    /// The backend's URL.
+    #[must_use]
+    pub fn url(&self) -> &Uri {
+        &self.base
     }
 
     /// Where a request for `path_and_query` goes.

@@ -1,131 +1,70 @@
-{{header}}//! The backend over HTTP against an in-process control plane (`mni-testkit`), running as the
+// Copyright The mNi authors.
+// SPDX-License-Identifier: Apache-2.0
+
+//! The backend over HTTP against an in-process control plane (`mni-testkit`), running as the
 //! ServiceAccount the operator gives it, with exactly the Role the operator grants it (nothing
 //! on kubeovn.io): VPC and subnet CRUD, and invalid address plans refused with HTTP 422 naming
 //! the subnet and the rule.
 
-use std::net::SocketAddr;
-
-use axum::body::Body;
-use axum::http::{Method, Request, StatusCode};
-use http_body_util::BodyExt;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
+use axum::http::{Method, StatusCode};
 use kube::Api;
 use mni_testkit::TestEnv;
-use serde_json::{Value, json};
-use tokio::sync::oneshot;
+use mni_web::testing::TestServer;
+use serde_json::json;
 
-use {{backend_ident}}::AppState;
-use {{backend_ident}}::serve;
-use {{operator_ident}}::api::{{group_version}}::VirtualPrivateCloud;
-use {{operator_ident}}::controllers::{{kind_snake}}::backend_rules;
+use network_backend::router;
+use network_operator::api::network_v1alpha1::VirtualPrivateCloud;
+use network_operator::controllers::network::backend_rules;
 
 const NAMESPACE: &str = "default";
 
-/// The backend's ServiceAccount, as the operator names it for a {{kind}} named `{{name}}`.
-const ACCOUNT: &str = "{{backend_crate}}";
+/// The backend's ServiceAccount, as the operator names it for a Network named `network`.
+const ACCOUNT: &str = "network-backend";
 
-/// A running backend and a client for it.
-struct Backend {
-    address: SocketAddr,
-    http: Client<HttpConnector, Body>,
-    stop: oneshot::Sender<()>,
-    server: tokio::task::JoinHandle<std::io::Result<()>>,
-}
-
-impl Backend {
-    async fn start(env: &TestEnv) -> Self {
-        let client = env
-            .service_account_client(NAMESPACE, ACCOUNT, backend_rules())
-            .await
-            .expect("the backend's service account");
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let address = listener.local_addr().expect("address");
-        let (stop, stopped) = oneshot::channel::<()>();
-        let server = tokio::spawn(serve(
-            listener,
-            AppState::new(client, NAMESPACE),
-            async move {
-                let _ = stopped.await;
-            },
-        ));
-        Self {
-            address,
-            http: Client::builder(TokioExecutor::new()).build_http(),
-            stop,
-            server,
-        }
-    }
-
-    /// Sends a request and returns the status and the JSON body (`null` when empty).
-    async fn call(&self, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
-        let request = Request::builder()
-            .method(method)
-            .uri(format!("http://{}{path}", self.address))
-            .header("content-type", "application/json")
-            .body(body.map_or_else(Body::empty, |b| Body::from(b.to_string())))
-            .expect("request");
-        let response = self.http.request(request).await.expect("response");
-        let status = response.status();
-        let bytes = response
-            .into_body()
-            .collect()
-            .await
-            .expect("body")
-            .to_bytes();
-        let json = if bytes.is_empty() {
-            Value::Null
-        } else {
-            serde_json::from_slice(&bytes).expect("a JSON body")
-        };
-        (status, json)
-    }
-
-    async fn stop(self) {
-        let _ = self.stop.send(());
-        self.server
-            .await
-            .expect("the server task")
-            .expect("a clean shutdown");
-    }
+/// The backend, running as its ServiceAccount.
+async fn start(env: &TestEnv) -> TestServer {
+    let client = env
+        .service_account_client(NAMESPACE, ACCOUNT, backend_rules())
+        .await
+        .expect("the backend's service account");
+    TestServer::start(router(client, NAMESPACE)).await
 }
 
 #[tokio::test]
 async fn vpcs_and_subnets_over_http() {
     let env = TestEnv::builder()
-        .with_crds({{operator_ident}}::api::crds())
+        .with_crds(network_operator::api::crds())
         .start()
         .await
         .expect("control plane starts");
-    let backend = Backend::start(&env).await;
+    let backend = start(&env).await;
     let collection = "/api/v1/virtualprivateclouds";
 
-    let (status, body) = backend.call(Method::GET, "/readyz", None).await;
+    let (status, body) = backend.call_json(Method::GET, "/readyz", None).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let (status, body) = backend.call(Method::GET, collection, None).await;
+    let (status, body) = backend.call_json(Method::GET, collection, None).await;
     assert_eq!((status, body), (StatusCode::OK, json!({ "items": [] })));
 
     let spec = json!({ "subnets": [{ "name": "web", "cidrBlock": "10.0.1.0/24" }] });
     let new = json!({ "name": "prod", "spec": spec });
     let (status, body) = backend
-        .call(Method::POST, collection, Some(new.clone()))
+        .call_json(Method::POST, collection, Some(new.clone()))
         .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     assert_eq!(body["name"], "prod");
     assert_eq!(body["spec"]["subnets"][0]["cidrBlock"], "10.0.1.0/24");
-    let (status, body) = backend.call(Method::POST, collection, Some(new)).await;
+    let (status, body) = backend.call_json(Method::POST, collection, Some(new)).await;
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
     assert_eq!(body["error"]["reason"], "AlreadyExists");
 
     let subnets = format!("{collection}/prod/subnets");
     let db = json!({ "name": "db", "cidrBlock": "10.0.2.0/24", "private": true });
-    let (status, body) = backend.call(Method::POST, &subnets, Some(db.clone())).await;
+    let (status, body) = backend
+        .call_json(Method::POST, &subnets, Some(db.clone()))
+        .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     assert_eq!(body["spec"]["subnets"][1]["name"], "db");
-    let (status, body) = backend.call(Method::POST, &subnets, Some(db)).await;
+    let (status, body) = backend.call_json(Method::POST, &subnets, Some(db)).await;
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
     let stored = Api::<VirtualPrivateCloud>::namespaced(env.client(), NAMESPACE)
         .get("prod")
@@ -134,19 +73,19 @@ async fn vpcs_and_subnets_over_http() {
     assert_eq!(stored.spec.subnets.len(), 2);
 
     let (status, body) = backend
-        .call(Method::DELETE, &format!("{subnets}/web"), None)
+        .call_json(Method::DELETE, &format!("{subnets}/web"), None)
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["spec"]["subnets"].as_array().map(Vec::len), Some(1));
     let (status, body) = backend
-        .call(Method::DELETE, &format!("{subnets}/web"), None)
+        .call_json(Method::DELETE, &format!("{subnets}/web"), None)
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
 
     let item = format!("{collection}/prod");
-    let (status, _) = backend.call(Method::DELETE, &item, None).await;
+    let (status, _) = backend.call_json(Method::DELETE, &item, None).await;
     assert_eq!(status, StatusCode::NO_CONTENT);
-    let (status, body) = backend.call(Method::GET, &item, None).await;
+    let (status, body) = backend.call_json(Method::GET, &item, None).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(body["error"]["code"], 404);
 
@@ -157,11 +96,11 @@ async fn vpcs_and_subnets_over_http() {
 #[tokio::test]
 async fn invalid_address_plans_are_422_naming_subnet_and_rule() {
     let env = TestEnv::builder()
-        .with_crds({{operator_ident}}::api::crds())
+        .with_crds(network_operator::api::crds())
         .start()
         .await
         .expect("control plane starts");
-    let backend = Backend::start(&env).await;
+    let backend = start(&env).await;
     let collection = "/api/v1/virtualprivateclouds";
 
     let cases = [
@@ -183,7 +122,7 @@ async fn invalid_address_plans_are_422_naming_subnet_and_rule() {
     ];
     for (spec, expected) in cases {
         let (status, body) = backend
-            .call(
+            .call_json(
                 Method::POST,
                 collection,
                 Some(json!({ "name": "bad", "spec": spec })),
@@ -203,7 +142,7 @@ async fn invalid_address_plans_are_422_naming_subnet_and_rule() {
     // A subnet that overlaps, and a changed cidrBlock.
     let spec = json!({ "subnets": [{ "name": "web", "cidrBlock": "10.0.1.0/24" }] });
     let (status, body) = backend
-        .call(
+        .call_json(
             Method::POST,
             collection,
             Some(json!({ "name": "prod", "spec": spec })),
@@ -212,7 +151,7 @@ async fn invalid_address_plans_are_422_naming_subnet_and_rule() {
     assert_eq!(status, StatusCode::CREATED, "{body}");
     let overlapping = json!({ "name": "db", "cidrBlock": "10.0.1.128/25" });
     let (status, body) = backend
-        .call(
+        .call_json(
             Method::POST,
             &format!("{collection}/prod/subnets"),
             Some(overlapping),
@@ -228,7 +167,7 @@ async fn invalid_address_plans_are_422_naming_subnet_and_rule() {
     );
     let moved = json!({ "spec": { "subnets": [{ "name": "web", "cidrBlock": "10.0.9.0/24" }] } });
     let (status, body) = backend
-        .call(Method::PUT, &format!("{collection}/prod"), Some(moved))
+        .call_json(Method::PUT, &format!("{collection}/prod"), Some(moved))
         .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     assert!(
@@ -246,7 +185,7 @@ async fn invalid_address_plans_are_422_naming_subnet_and_rule() {
         "dnatRules": [{ "name": "http", "eip": "in", "externalPort": 0, "internalIp": "10.0.1.5", "internalPort": 80 }],
     } });
     let (status, body) = backend
-        .call(
+        .call_json(
             Method::POST,
             collection,
             Some(json!({ "name": "port", "spec": nat })),
@@ -261,15 +200,17 @@ async fn invalid_address_plans_are_422_naming_subnet_and_rule() {
     );
 
     let (status, body) = backend
-        .call(Method::POST, collection, Some(json!({ "name": "x" })))
+        .call_json(Method::POST, collection, Some(json!({ "name": "x" })))
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(body["error"]["reason"], "BadRequest");
-    let (status, body) = backend.call(Method::GET, "/nowhere", None).await;
+    let (status, body) = backend.call_json(Method::GET, "/nowhere", None).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(body["error"]["message"], "no route for /nowhere");
 
-    let (status, body) = backend.call(Method::GET, "/api/openapi.json", None).await;
+    let (status, body) = backend
+        .call_json(Method::GET, "/api/openapi.json", None)
+        .await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body["openapi"], "3.0.3");
     assert!(body["paths"][collection]["post"].is_object(), "{body}");
