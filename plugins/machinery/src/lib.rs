@@ -34,5 +34,5 @@ pub use load::{LoadError, Loaded, load_universe};
 pub use marker::{Insert, InsertOutcome, MarkerError, insert, insert_into};
 pub use plan::{Action, Change, CommitReport, Plan, PlanError, plan};
 pub use rust::{RustError, check as check_rust, format_fragment, rustfmt_difference};
-pub use template::{TemplateError, TemplateFile, Templates};
+pub use template::{TemplateError, TemplateFile, Templates, merge_data};
 pub use validate::{ValidationError, validate};

@@ -90,6 +90,22 @@ pub enum MarkerError {
     Universe(#[from] UniverseError),
 }
 
+impl MarkerError {
+    /// The [`PluginError`](mni_plugin::PluginError) a plugin `key` returns for this error: a
+    /// Universe error stays one, anything else is the plugin's failure naming the file.
+    #[must_use]
+    pub fn into_plugin_error(self, key: &mni_plugin::PluginKey) -> mni_plugin::PluginError {
+        match self {
+            Self::Universe(e) => mni_plugin::PluginError::Universe(e),
+            e => mni_plugin::PluginError::Failed {
+                key: key.to_string(),
+                message: e.to_string(),
+                source: Some(Box::new(e)),
+            },
+        }
+    }
+}
+
 /// What an insert did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InsertOutcome {

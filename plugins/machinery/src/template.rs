@@ -196,6 +196,18 @@ impl Templates {
         self.deferred.insert(name.to_owned(), source);
     }
 
+    /// Templates from `sources` (name, source) registered with
+    /// [`register_deferred`](Self::register_deferred): how a built-in plugin loads its
+    /// embedded templates (`Templates::deferred(mni_templates::files("service", "v1"))`).
+    #[must_use]
+    pub fn deferred(sources: impl IntoIterator<Item = (&'static str, &'static str)>) -> Self {
+        let mut templates = Self::new();
+        for (name, source) in sources {
+            templates.register_deferred(name, source);
+        }
+        templates
+    }
+
     /// Parses every deferred template; the first syntax error names its template and line.
     pub fn check_all(&self) -> Result<(), TemplateError> {
         let mut names: Vec<&String> = self.deferred.keys().collect();
@@ -291,6 +303,19 @@ fn convert(template: &str, e: &RenderError) -> TemplateError {
     }
 }
 
+/// Merges template data objects left to right (later keys win); what is not an object is
+/// skipped. Plugins that extend another plugin's output render with its data plus their own.
+#[must_use]
+pub fn merge_data(parts: &[serde_json::Value]) -> serde_json::Value {
+    let mut out = serde_json::Map::new();
+    for part in parts {
+        if let Some(map) = part.as_object() {
+            out.extend(map.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+    }
+    serde_json::Value::Object(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -305,6 +330,28 @@ mod tests {
             (Err(g), Err(e)) => assert_eq!(g, e),
             (g, e) => panic!("{source}: got {g:?}, expected {e:?}"),
         }
+    }
+
+    #[test]
+    fn data_merges_left_to_right_and_skips_what_is_not_an_object() {
+        let merged = merge_data(&[
+            json!({"a": 1, "b": 1}),
+            json!(null),
+            json!({"b": 2, "c": 3}),
+        ]);
+        assert_eq!(merged, json!({"a": 1, "b": 2, "c": 3}));
+    }
+
+    #[test]
+    fn deferred_templates_are_parsed_when_checked() {
+        let good = Templates::deferred([("a.hbs", "{{x}}")]);
+        assert!(good.check_all().is_ok());
+        let bad = Templates::deferred([("a.hbs", "{{x}}"), ("b.hbs", "{{#if}}")]);
+        let err = bad
+            .check_all()
+            .expect_err("b.hbs does not parse")
+            .to_string();
+        assert!(err.contains("b.hbs"), "{err}");
     }
 
     #[test]

@@ -18,13 +18,10 @@
 
 pub mod rbac;
 
-use mni_machinery::{Insert, TemplateFile, Templates, insert};
+use mni_machinery::{Insert, TemplateFile, Templates, insert, merge_data};
 use mni_plugin::prelude::*;
 use mni_plugin::{FlagSpec, IfExists, PluginKey, SubcommandMetadata};
-use mni_plugin_rust::v1::{
-    Kind, Settings, Target, create_api_flags, insert_error, merge, reinit_policy, template_error,
-    templates,
-};
+use mni_plugin_rust::v1::{Kind, Settings, Target, create_api_flags, reinit_policy};
 
 /// The plugin's key.
 pub const KEY: &str = "kustomize.mni.dev/v1";
@@ -48,7 +45,7 @@ impl KustomizeV1 {
     pub fn new() -> Self {
         Self {
             key: KEY.parse().expect("KEY is a valid plugin key"),
-            templates: templates("kustomize", "v1"),
+            templates: Templates::deferred(mni_templates::files("kustomize", "v1")),
         }
     }
 
@@ -60,7 +57,7 @@ impl KustomizeV1 {
     ) -> Result<serde_json::Value, PluginError> {
         let rust_key: PluginKey = RUST_KEY.parse().expect("valid key");
         let settings: Settings = cx.config.plugin_config(&rust_key)?.unwrap_or_default();
-        Ok(merge(&[
+        Ok(merge_data(&[
             settings.template_data(),
             target.template_data(),
             serde_json::json!({ "project_name": cx.config.project_name.clone().unwrap_or_default() }),
@@ -99,7 +96,7 @@ impl KustomizeV1 {
         .collect();
         self.templates
             .scaffold(cx.universe, &files, &data)
-            .map_err(|e| template_error(&self.key, e))?;
+            .map_err(|e| e.into_plugin_error(&self.key))?;
         self.derive_role(cx, target, &data)
     }
 
@@ -115,7 +112,7 @@ impl KustomizeV1 {
         let rules = rbac::collect(cx.universe, &format!("{}src/", target.dir)).map_err(|e| {
             PluginError::InvalidInput(format!("cannot derive config/rbac/role.yaml: {e}"))
         })?;
-        let data = merge(&[data.clone(), serde_json::json!({ "rules": rules })]);
+        let data = merge_data(&[data.clone(), serde_json::json!({ "rules": rules })]);
         let file = TemplateFile::new(
             "config/rbac/role.yaml",
             &format!("{}config/rbac/role.yaml", target.dir),
@@ -123,7 +120,7 @@ impl KustomizeV1 {
         .if_exists(IfExists::Overwrite);
         self.templates
             .scaffold(cx.universe, &[file], &data)
-            .map_err(|e| template_error(&self.key, e))?;
+            .map_err(|e| e.into_plugin_error(&self.key))?;
         Ok(())
     }
 }
@@ -219,7 +216,7 @@ impl CreateApi for KustomizeV1 {
     fn run(&self, cx: &mut Context<'_>) -> Result<(), PluginError> {
         let kind = Kind::from_context(cx)?;
         let target = Target::resolve(cx.config, cx.flags.string("service").as_deref())?;
-        let data = merge(&[self.data(cx, &target)?, kind.template_data()]);
+        let data = merge_data(&[self.data(cx, &target)?, kind.template_data()]);
         let resource = cx.flags.get("resource").is_none() || cx.flags.bool("resource");
         if resource {
             let dir = &target.dir;
@@ -242,7 +239,7 @@ impl CreateApi for KustomizeV1 {
             ];
             self.templates
                 .scaffold(cx.universe, &files, &data)
-                .map_err(|e| template_error(&self.key, e))?;
+                .map_err(|e| e.into_plugin_error(&self.key))?;
             for (path, marker, entry) in [
                 (
                     "config/crd/kustomization.yaml",
@@ -257,7 +254,7 @@ impl CreateApi for KustomizeV1 {
             ] {
                 let fragment = Insert::new(marker, &entry, &format!("- {entry}"));
                 insert(cx.universe, &format!("{dir}{path}"), &fragment)
-                    .map_err(|e| insert_error(&self.key, e))?;
+                    .map_err(|e| e.into_plugin_error(&self.key))?;
             }
         }
         self.derive_role(cx, &target, &data)

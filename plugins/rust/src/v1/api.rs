@@ -10,9 +10,9 @@ use mni_plugin::names;
 use mni_plugin::prelude::*;
 use mni_plugin::{FlagSpec, FlagType, IfExists, Resource, ResourceApi, SubcommandMetadata};
 
+use super::RustV1;
 use super::init::invalid;
-use super::target::{Target, merge};
-use super::{RustV1, insert_error, template_error};
+use super::target::Target;
 
 /// The kind named by `create api`'s flags, with every name the templates need.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -155,7 +155,7 @@ impl CreateApi for RustV1 {
         let resource = cx.flags.get("resource").is_none() || cx.flags.bool("resource");
         let controller = cx.flags.get("controller").is_none() || cx.flags.bool("controller");
         let settings = self.settings(cx)?;
-        let data = merge(&[
+        let data = mni_machinery::merge_data(&[
             settings.template_data(),
             target.template_data(),
             kind.template_data(),
@@ -191,7 +191,7 @@ impl CreateApi for RustV1 {
         }
         self.templates
             .scaffold(cx.universe, &files, &data)
-            .map_err(|e| template_error(&self.key, e))?;
+            .map_err(|e| e.into_plugin_error(&self.key))?;
 
         let mut inserts = Vec::new();
         if resource {
@@ -241,7 +241,7 @@ impl CreateApi for RustV1 {
             ));
         }
         for (path, fragment) in &inserts {
-            insert(cx.universe, path, fragment).map_err(|e| insert_error(&self.key, e))?;
+            insert(cx.universe, path, fragment).map_err(|e| e.into_plugin_error(&self.key))?;
         }
 
         if cx.config.resource(&kind.group, &kind.version, k).is_none() {

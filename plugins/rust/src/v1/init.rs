@@ -5,9 +5,9 @@ use mni_plugin::names::{self, NameError};
 use mni_plugin::prelude::*;
 use mni_plugin::{FlagSpec, FlagType, IfExists, PROJECT_FILE, SubcommandMetadata};
 
+use super::RustV1;
 use super::settings::{self, MniSource, Settings};
-use super::target::{Target, merge};
-use super::{RustV1, template_error};
+use super::target::Target;
 
 /// `init` in a directory that already has a PROJECT only adds missing files
 /// ([`IfExists::Skip`]); in a new one an existing file is an error unless `--force`.
@@ -42,7 +42,7 @@ impl RustV1 {
         policy: IfExists,
     ) -> Result<(), PluginError> {
         let settings = self.settings(cx)?;
-        let data = merge(&[
+        let data = mni_machinery::merge_data(&[
             settings.template_data(),
             target.template_data(),
             serde_json::json!({
@@ -86,7 +86,7 @@ impl RustV1 {
             .collect();
         self.templates
             .scaffold(cx.universe, &files, &data)
-            .map_err(|e| template_error(&self.key, e))?;
+            .map_err(|e| e.into_plugin_error(&self.key))?;
         Ok(())
     }
 }

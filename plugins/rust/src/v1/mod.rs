@@ -23,14 +23,14 @@ mod service;
 mod settings;
 mod target;
 
-use mni_machinery::{TemplateError, Templates};
+use mni_machinery::Templates;
 use mni_plugin::PluginKey;
 use mni_plugin::prelude::*;
 
 pub use api::{Kind, create_api_flags};
 pub use init::reinit_policy;
 pub use settings::{LICENSES, License, MniSource, Settings};
-pub use target::{OPERATOR_CRATE, Target, merge};
+pub use target::{OPERATOR_CRATE, Target};
 
 /// The plugin's key.
 pub const KEY: &str = "rust.mni.dev/v1";
@@ -52,7 +52,7 @@ impl RustV1 {
     pub fn new() -> Self {
         Self {
             key: KEY.parse().expect("KEY is a valid plugin key"),
-            templates: templates("rust", "v1"),
+            templates: Templates::deferred(mni_templates::files("rust", "v1")),
         }
     }
 }
@@ -92,45 +92,6 @@ impl Plugin for RustV1 {
 
     fn create_api(&self) -> Option<&dyn CreateApi> {
         Some(self)
-    }
-}
-
-/// Every template of `plugin`/`version` from `mni-templates`, registered under its output path
-/// and parsed when first rendered (see `Templates::register_deferred`); each plugin's unit
-/// tests check that all of them parse.
-#[must_use]
-pub fn templates(plugin: &str, version: &str) -> Templates {
-    let mut templates = Templates::new();
-    for (name, source) in mni_templates::files(plugin, version) {
-        templates.register_deferred(name, source);
-    }
-    templates
-}
-
-/// A template failure as a plugin error: a file that exists is the user's input clashing with
-/// the project (exit 2, "pass --force"), anything else is the plugin's failure.
-#[must_use]
-pub fn template_error(key: &PluginKey, e: TemplateError) -> PluginError {
-    match e {
-        TemplateError::Universe(e) => PluginError::Universe(e),
-        e => PluginError::Failed {
-            key: key.to_string(),
-            message: e.to_string(),
-            source: Some(Box::new(e)),
-        },
-    }
-}
-
-/// A marker insert failure as a plugin error naming the file.
-#[must_use]
-pub fn insert_error(key: &PluginKey, e: mni_machinery::MarkerError) -> PluginError {
-    match e {
-        mni_machinery::MarkerError::Universe(e) => PluginError::Universe(e),
-        e => PluginError::Failed {
-            key: key.to_string(),
-            message: e.to_string(),
-            source: Some(Box::new(e)),
-        },
     }
 }
 

@@ -6,9 +6,9 @@ use mni_plugin::names;
 use mni_plugin::prelude::*;
 use mni_plugin::{FlagSpec, FlagType, IfExists, Service, SubcommandMetadata};
 
+use super::RustV1;
 use super::init::invalid;
 use super::target::{OPERATOR_CRATE, Target};
-use super::{RustV1, insert_error};
 
 impl NewService for RustV1 {
     fn metadata(&self) -> SubcommandMetadata {
@@ -52,7 +52,7 @@ impl NewService for RustV1 {
         })?;
         self.scaffold_crate(cx, &target, IfExists::Error)?;
         let member = Insert::new("members", &name, &format!("\"{dir}\","));
-        insert(cx.universe, "Cargo.toml", &member).map_err(|e| insert_error(&self.key, e))?;
+        insert(cx.universe, "Cargo.toml", &member).map_err(|e| e.into_plugin_error(&self.key))?;
         Ok(())
     }
 }

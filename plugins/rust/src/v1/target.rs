@@ -94,18 +94,6 @@ impl Target {
     }
 }
 
-/// Merges JSON objects left to right (later keys win).
-#[must_use]
-pub fn merge(parts: &[serde_json::Value]) -> serde_json::Value {
-    let mut out = serde_json::Map::new();
-    for part in parts {
-        if let Some(map) = part.as_object() {
-            out.extend(map.iter().map(|(k, v)| (k.clone(), v.clone())));
-        }
-    }
-    serde_json::Value::Object(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -75,7 +75,7 @@ impl ServiceV1 {
     pub fn new() -> Self {
         Self {
             key: KEY.parse().expect("KEY is a valid plugin key"),
-            templates: mni_plugin_rust::v1::templates("service", "v1"),
+            templates: Templates::deferred(mni_templates::files("service", "v1")),
             kustomize: KustomizeV1::new(),
             domain_kind: None,
             skipped: std::collections::BTreeSet::new(),

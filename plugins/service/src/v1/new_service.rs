@@ -6,10 +6,10 @@
 //! `rust.mni.dev/v1` and `kustomize.mni.dev/v1` just made, renders the templates, inserts at
 //! markers, re-derives the operator's role and updates PROJECT.
 
-use mni_machinery::{Insert, TemplateFile, insert};
+use mni_machinery::{Insert, TemplateFile, insert, merge_data};
 use mni_plugin::prelude::*;
 use mni_plugin::{FlagSpec, FlagType, PluginKey, Resource, ResourceApi, SubcommandMetadata};
-use mni_plugin_rust::v1::{Kind, Settings, Target, insert_error, merge, template_error};
+use mni_plugin_rust::v1::{Kind, Settings, Target};
 
 use super::ServiceV1;
 use super::names::{ServiceNameError, ServiceNames};
@@ -144,7 +144,7 @@ impl ServiceV1 {
             .collect();
         self.templates
             .scaffold(cx.universe, &files, data)
-            .map_err(|e| template_error(&self.key, e))?;
+            .map_err(|e| e.into_plugin_error(&self.key))?;
         Ok(())
     }
 
@@ -263,7 +263,7 @@ impl ServiceV1 {
             ));
         }
         for (path, fragment) in &inserts {
-            insert(cx.universe, path, fragment).map_err(|e| insert_error(&self.key, e))?;
+            insert(cx.universe, path, fragment).map_err(|e| e.into_plugin_error(&self.key))?;
         }
         Ok(())
     }
@@ -351,7 +351,7 @@ impl NewService for ServiceV1 {
             web: source.spec("framework/runtime/web"),
         };
         let kustomize_data = self.kustomize.data(cx, &target)?;
-        let data = merge(&[
+        let data = merge_data(&[
             settings.template_data(),
             target.template_data(),
             names.template_data(),

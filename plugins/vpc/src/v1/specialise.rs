@@ -9,11 +9,11 @@
 //! gains two modules of its own (`validation`, the domain's validation hook, and `subnets`,
 //! the subnet routes and their OpenAPI paths), registered at the markers of its `src/lib.rs` (`modules` and `routes`).
 
-use mni_machinery::{Insert, TemplateFile, Templates, insert};
+use mni_machinery::{Insert, TemplateFile, Templates, insert, merge_data};
 use mni_plugin::prelude::*;
 use mni_plugin::{PluginKey, SubcommandMetadata};
 use mni_plugin_kustomize::KustomizeV1;
-use mni_plugin_rust::v1::{Settings, Target, insert_error, merge, template_error, templates};
+use mni_plugin_rust::v1::{Settings, Target};
 use mni_plugin_service::v1::ServiceNames;
 
 /// The domain kind of the VPC service.
@@ -61,7 +61,7 @@ impl VpcService {
     pub(crate) fn new(key: PluginKey) -> Self {
         Self {
             key,
-            templates: templates("vpc", "v1"),
+            templates: Templates::deferred(mni_templates::files("vpc", "v1")),
             kustomize: KustomizeV1::new(),
         }
     }
@@ -97,7 +97,7 @@ impl VpcService {
         let rust_key: PluginKey = RUST_KEY.parse().expect("a valid key");
         let settings: Settings = cx.config.plugin_config(&rust_key)?.unwrap_or_default();
         let target = Target::for_new_service(&names.name);
-        let data = merge(&[
+        let data = merge_data(&[
             settings.template_data(),
             target.template_data(),
             names.template_data(),
@@ -112,7 +112,7 @@ impl VpcService {
             .collect();
         self.templates
             .scaffold(cx.universe, &files, &data)
-            .map_err(|e| template_error(&self.key, e))?;
+            .map_err(|e| e.into_plugin_error(&self.key))?;
 
         let op = &target.dir;
         let backend = &names.backend().dir;
@@ -186,7 +186,7 @@ impl VpcService {
             ),
         ];
         for (path, fragment) in &inserts {
-            insert(cx.universe, path, fragment).map_err(|e| insert_error(&self.key, e))?;
+            insert(cx.universe, path, fragment).map_err(|e| e.into_plugin_error(&self.key))?;
         }
         let kustomize_data = self.kustomize.data(cx, &target)?;
         self.kustomize.derive_role(cx, &target, &kustomize_data)
