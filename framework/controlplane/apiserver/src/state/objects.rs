@@ -1,4 +1,4 @@
-//! The write verbs: create, update, patch, delete and deletecollection, for objects and their
+//! Objects one at a time: read, create, read-modify-write and delete, for objects and their
 //! `status` and `scale` subresources.
 //!
 //! Every write is a read-modify-write against one store key, guarded by the revision read
@@ -8,83 +8,20 @@
 
 use serde_json::{Value, json};
 
+use super::{State, WriteOptions, Written};
 use crate::admission::admit;
+use crate::crd;
 use crate::error::{ApiError, ApiResult};
 use crate::object::{self, meta_mut, meta_str};
-use crate::patch;
+use crate::patch::Patch;
 use crate::registry::ResourceInfo;
-use crate::request::{FieldValidation, PatchType, Query, Target};
-use crate::server::Shared;
-use crate::{crd, scale};
-
-/// A successful response: HTTP code, body and `Warning` headers.
-#[derive(Debug)]
-pub(crate) struct Reply {
-    /// HTTP status code.
-    pub code: u16,
-    /// Response body (an object, list or Status).
-    pub body: Value,
-    /// Warnings for the `Warning: 299` header.
-    pub warnings: Vec<String>,
-}
-
-impl Reply {
-    fn ok(body: Value) -> Self {
-        Reply {
-            code: 200,
-            body,
-            warnings: Vec::new(),
-        }
-    }
-}
-
-/// Options common to writes.
-#[derive(Debug, Clone)]
-pub(crate) struct WriteOptions {
-    /// `dryRun=All`.
-    pub dry_run: bool,
-    /// `fieldValidation`.
-    pub validation: FieldValidation,
-    /// The field manager recorded in `managedFields`.
-    pub manager: String,
-    /// `force=true` (server-side apply only).
-    pub force: bool,
-    /// Whether the client named its field manager (server-side apply requires it).
-    pub manager_given: bool,
-}
-
-impl WriteOptions {
-    /// Reads the options from the query and headers of a client request.
-    pub(crate) fn from_request(q: &Query, headers: &http::HeaderMap) -> ApiResult<Self> {
-        let user_agent = headers
-            .get(http::header::USER_AGENT)
-            .and_then(|v| v.to_str().ok());
-        Ok(WriteOptions {
-            dry_run: q.dry_run()?,
-            validation: q.field_validation()?,
-            manager: crate::fields::manager(q.get("fieldManager"), user_agent)?,
-            force: q.flag("force"),
-            manager_given: q.get("fieldManager").is_some(),
-        })
-    }
-
-    /// Options for the server's own writes (controllers), recorded under `manager`.
-    pub(crate) fn internal(manager: &str) -> Self {
-        WriteOptions {
-            dry_run: false,
-            validation: FieldValidation::Ignore,
-            manager: manager.to_string(),
-            force: false,
-            manager_given: true,
-        }
-    }
-}
+use crate::request::Target;
 
 fn is_service(info: &ResourceInfo) -> bool {
     info.group.is_empty() && info.plural == "services"
 }
 
-fn check_type(info: &ResourceInfo, obj: &Value) -> ApiResult<()> {
+pub(crate) fn check_type(info: &ResourceInfo, obj: &Value) -> ApiResult<()> {
     if !obj.is_object() {
         return Err(ApiError::bad_request(
             "the body of the request must be a JSON object",
@@ -124,7 +61,7 @@ fn truncate(obj: &Value) -> String {
 }
 
 /// Sets the namespace from the path, rejecting a mismatch.
-fn bind_namespace(target: &Target, obj: &mut Value) -> ApiResult<()> {
+pub(crate) fn bind_namespace(target: &Target, obj: &mut Value) -> ApiResult<()> {
     let info = &target.info;
     let meta = meta_mut(obj);
     if !info.namespaced {
@@ -149,7 +86,7 @@ fn bind_namespace(target: &Target, obj: &mut Value) -> ApiResult<()> {
     }
 }
 
-impl Shared {
+impl State {
     /// Checks a namespace exists and is not terminating, before creating in it.
     async fn check_namespace(&self, ns: &str) -> ApiResult<()> {
         let Some(kv) = self.store.get(&format!("/registry/core/namespaces/{ns}")) else {
@@ -187,34 +124,15 @@ impl Shared {
         ))
     }
 
-    /// GET of an object or subresource.
-    pub(crate) fn get_object(&self, target: &Target) -> ApiResult<Value> {
-        let name = target.name.as_deref().unwrap_or_default();
-        let (obj, _) = self.read(&target.info, target.namespace.as_deref(), name)?;
-        match target.subresource.as_deref() {
-            Some("scale") => scale::to_scale(&target.info, &obj),
-            _ => Ok(obj),
-        }
-    }
-
-    /// POST to a collection.
+    /// Creates an object in a collection (`applied`: it is the create half of a server-side
+    /// apply, whose managedFields are already set).
     pub(crate) async fn create(
-        &self,
-        target: &Target,
-        obj: Value,
-        opts: WriteOptions,
-    ) -> ApiResult<Reply> {
-        self.create_object(target, obj, &opts, false).await
-    }
-
-    /// POST, or the create half of an apply (`applied`: managedFields are already set).
-    async fn create_object(
         &self,
         target: &Target,
         mut obj: Value,
         opts: &WriteOptions,
         applied: bool,
-    ) -> ApiResult<Reply> {
+    ) -> ApiResult<Written> {
         let info = &target.info;
         if target.name.is_some() {
             return Err(ApiError::method_not_allowed("POST", &info.plural));
@@ -258,7 +176,7 @@ impl Shared {
         }
         let warnings = admit(info, &mut obj, None, opts.validation)?;
         if crd::is_crd(info) {
-            crd::prepare(self, &mut obj, None)?;
+            crd::prepare(&self.registry(), &mut obj, None)?;
         }
         let key = info.key(target.namespace.as_deref(), object::name(&obj));
         // Held until the Service is stored; given back if it is not.
@@ -279,9 +197,8 @@ impl Shared {
             {
                 return Err(ApiError::already_exists(info.group_resource(), &name));
             }
-            return Ok(Reply {
-                code: 201,
-                body: obj,
+            return Ok(Written {
+                object: obj,
                 warnings,
             });
         }
@@ -301,7 +218,7 @@ impl Shared {
             r.commit();
         }
         if stored.pointer("/metadata/ownerReferences").is_some()
-            && crate::gc::has_absent_owner(self, info, &stored)
+            && self.has_absent_owner(info, &stored)
         {
             // The owner is already gone: let the garbage collector look now rather than at
             // its next sweep. (Kicking on every owned create made it sweep — read every
@@ -310,11 +227,10 @@ impl Shared {
         }
         let created = object::to_served(info, object::with_revision(stored, kv.mod_revision));
         if crd::is_crd(info) {
-            crd::register(self, &created)?;
+            crd::register(&mut self.registry_mut(), &created)?;
         }
-        Ok(Reply {
-            code: 201,
-            body: created,
+        Ok(Written {
+            object: created,
             warnings,
         })
     }
@@ -355,56 +271,16 @@ impl Shared {
         Ok(Some(reserved))
     }
 
-    /// PUT of an object or subresource.
-    pub(crate) async fn update(
-        &self,
-        target: &Target,
-        body: Value,
-        opts: WriteOptions,
-    ) -> ApiResult<Reply> {
-        if target.subresource.as_deref() == Some("scale") {
-            let info = target.info.clone();
-            return self
-                .modify(target, opts, |current| {
-                    scale::apply_scale(&info, current, &body)
-                })
-                .await;
-        }
-        check_type(&target.info, &body)?;
-        let explicit_rv = meta_str(&body, "resourceVersion").map(str::to_string);
-        self.modify(target, opts, |current| {
-            if let Some(rv) = &explicit_rv
-                && meta_str(current, "resourceVersion") != Some(rv.as_str())
-            {
-                return Err(ApiError::stale(
-                    target.info.group_resource(),
-                    object::name(current),
-                ));
-            }
-            Ok(body.clone())
-        })
-        .await
-    }
-
-    /// PATCH of an object or subresource.
+    /// PATCH of an object with a parsed (non-apply) patch: a resourceVersion in the patched
+    /// object must be the current one.
     pub(crate) async fn patch(
         &self,
         target: &Target,
-        kind: PatchType,
-        body: &[u8],
-        opts: WriteOptions,
-    ) -> ApiResult<Reply> {
-        if kind == PatchType::Apply {
-            return self.apply(target, body, opts).await;
-        }
+        doc: &Patch,
+        opts: &WriteOptions,
+    ) -> ApiResult<Written> {
         let info = target.info.clone();
-        let doc = patch::Patch::parse(kind, body, info.custom().is_some())?;
-        let is_scale = target.subresource.as_deref() == Some("scale");
-        self.modify(target, opts, |current| {
-            if is_scale {
-                let scaled = doc.apply(&scale::to_scale(&info, current)?)?;
-                return scale::apply_scale(&info, current, &scaled);
-            }
+        self.update(target, opts, false, |current| {
             let patched = doc.apply(current)?;
             if let Some(rv) = meta_str(&patched, "resourceVersion")
                 && meta_str(current, "resourceVersion") != Some(rv)
@@ -419,121 +295,16 @@ impl Shared {
         .await
     }
 
-    /// Server-side apply (`application/apply-patch+yaml`): creates the object when missing.
-    async fn apply(&self, target: &Target, body: &[u8], opts: WriteOptions) -> ApiResult<Reply> {
-        let info = &target.info;
-        if !opts.manager_given {
-            // kube-apiserver's ValidatePatchOptions.
-            return Err(ApiError::invalid(
-                "PatchOptions",
-                "meta.k8s.io",
-                "",
-                &[mni_apimachinery::FieldError::required(
-                    "fieldManager",
-                    "is required for apply patch",
-                )],
-            ));
-        }
-        let mut applied = crate::request::decode_yaml(body)?;
-        check_type(info, &applied)?;
-        let name = target.name.as_deref().unwrap_or_default();
-        match meta_str(&applied, "name") {
-            None | Some("") => {
-                meta_mut(&mut applied).insert("name".into(), Value::String(name.into()));
-            }
-            Some(n) if n != name => {
-                return Err(ApiError::bad_request(format!(
-                    "the name of the object ({n}) does not match the name on the URL ({name})"
-                )));
-            }
-            Some(_) => {}
-        }
-        let sub = target.subresource.as_deref();
-        if matches!(sub, Some("scale")) {
-            return Err(ApiError::unsupported_media_type(
-                "application/apply-patch+yaml",
-                &[
-                    "application/json-patch+json",
-                    "application/merge-patch+json",
-                ],
-            ));
-        }
-        if self
-            .store
-            .get(&info.key(target.namespace.as_deref(), name))
-            .is_none()
-        {
-            if sub.is_some() {
-                return Err(ApiError::not_found(info.group_resource(), name));
-            }
-            let mut created =
-                crate::fields::apply(info, None, &applied, &opts.manager, opts.force, None)?;
-            bind_namespace(target, &mut created)?;
-            let collection = Target {
-                name: None,
-                ..target.clone()
-            };
-            return match self.create_object(&collection, created, &opts, true).await {
-                // Lost a race with another creator: apply to what is there now.
-                Err(e) if e.code == 409 && e.reason == "AlreadyExists" => {
-                    self.modify_object(target, &opts, true, |current| {
-                        crate::fields::apply(
-                            info,
-                            Some(current),
-                            &applied,
-                            &opts.manager,
-                            opts.force,
-                            sub,
-                        )
-                    })
-                    .await
-                }
-                other => other.map(|r| Reply { code: 201, ..r }),
-            };
-        }
-        self.modify_object(target, &opts, true, |current| {
-            crate::fields::apply(
-                info,
-                Some(current),
-                &applied,
-                &opts.manager,
-                opts.force,
-                sub,
-            )
-        })
-        .await
-    }
-
-    /// The read-modify-write loop behind PUT and PATCH; the `scale` subresource answers with
-    /// the `Scale` view of the written object.
-    async fn modify(
-        &self,
-        target: &Target,
-        opts: WriteOptions,
-        change: impl Fn(&Value) -> ApiResult<Value>,
-    ) -> ApiResult<Reply> {
-        if opts.force {
-            return Err(ApiError::new(
-                422,
-                "Invalid",
-                "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not be specified for non-apply patch",
-            ));
-        }
-        let mut reply = self.modify_object(target, &opts, false, change).await?;
-        if target.subresource.as_deref() == Some("scale") {
-            reply.body = scale::to_scale(&target.info, &reply.body)?;
-        }
-        Ok(reply)
-    }
-
-    /// `applied`: the change is a server-side apply, which sets managedFields itself.
-    async fn modify_object(
+    /// The read-modify-write loop behind PUT and PATCH: `change` makes the new object from the
+    /// current one, and is called again when another write wins the race. `applied`: the
+    /// change is a server-side apply, which sets managedFields itself.
+    pub(crate) async fn update(
         &self,
         target: &Target,
         opts: &WriteOptions,
         applied: bool,
         change: impl Fn(&Value) -> ApiResult<Value>,
-    ) -> ApiResult<Reply> {
+    ) -> ApiResult<Written> {
         let info = &target.info;
         let ns = target.namespace.as_deref();
         let name = target.name.as_deref().unwrap_or_default();
@@ -546,7 +317,7 @@ impl Shared {
                 merge_for_update(info, target.subresource.as_deref(), &current, candidate)?;
             let warnings = admit(info, &mut next, Some(&current), opts.validation)?;
             if crd::is_crd(info) {
-                crd::prepare(self, &mut next, Some(&current))?;
+                crd::prepare(&self.registry(), &mut next, Some(&current))?;
             }
             if !applied {
                 crate::fields::track_update(
@@ -560,7 +331,7 @@ impl Shared {
             let deleting = meta_str(&next, "deletionTimestamp").is_some();
             if deleting && object::finalizers(&next).is_empty() {
                 if opts.dry_run {
-                    return Ok(Reply::ok(next));
+                    return Ok(Written::new(next));
                 }
                 self.before_remove(info, &next).await?;
                 return match self.store.delete(&key, Some(revision)).await {
@@ -569,9 +340,8 @@ impl Shared {
                             self.cluster_ips.removed(&key, &current);
                         }
                         self.after_delete(info);
-                        Ok(Reply {
-                            code: 200,
-                            body: next,
+                        Ok(Written {
+                            object: next,
                             warnings,
                         })
                     }
@@ -583,16 +353,14 @@ impl Shared {
                 };
             }
             if next == current {
-                return Ok(Reply {
-                    code: 200,
-                    body: current,
+                return Ok(Written {
+                    object: current,
                     warnings,
                 });
             }
             if opts.dry_run {
-                return Ok(Reply {
-                    code: 200,
-                    body: next,
+                return Ok(Written {
+                    object: next,
                     warnings,
                 });
             }
@@ -609,7 +377,7 @@ impl Shared {
                     }
                     if stored.pointer("/metadata/ownerReferences")
                         != current.pointer("/metadata/ownerReferences")
-                        && crate::gc::has_absent_owner(self, info, &stored)
+                        && self.has_absent_owner(info, &stored)
                     {
                         // A reference to a gone owner was just added: collect now rather
                         // than at the next safety-net sweep.
@@ -618,11 +386,10 @@ impl Shared {
                     let updated =
                         object::to_served(info, object::with_revision(stored, kv.mod_revision));
                     if crd::is_crd(info) {
-                        crd::register(self, &updated)?;
+                        crd::register(&mut self.registry_mut(), &updated)?;
                     }
-                    return Ok(Reply {
-                        code: 200,
-                        body: updated,
+                    return Ok(Written {
+                        object: updated,
                         warnings,
                     });
                 }
@@ -635,13 +402,14 @@ impl Shared {
         }
     }
 
-    /// DELETE of one object.
+    /// Deletes one object, honouring DeleteOptions (`preconditions`, `propagationPolicy`) and
+    /// finalizers: an object with finalizers only gets its `deletionTimestamp`.
     pub(crate) async fn delete(
         &self,
         target: &Target,
         options: &Value,
         dry_run: bool,
-    ) -> ApiResult<Reply> {
+    ) -> ApiResult<Written> {
         let info = &target.info;
         let ns = target.namespace.as_deref();
         let name = target.name.as_deref().unwrap_or_default();
@@ -670,7 +438,7 @@ impl Shared {
             let is_namespace = info.group.is_empty() && info.plural == "namespaces";
             if !finalizers.is_empty() || is_namespace {
                 if (deleting && !changed) || dry_run {
-                    return Ok(Reply::ok(current));
+                    return Ok(Written::new(current));
                 }
                 let mut next = current.clone();
                 let meta = meta_mut(&mut next);
@@ -698,7 +466,7 @@ impl Shared {
                 {
                     Ok(kv) => {
                         self.kick_controllers();
-                        return Ok(Reply::ok(object::to_served(
+                        return Ok(Written::new(object::to_served(
                             info,
                             object::with_revision(stored, kv.mod_revision),
                         )));
@@ -708,7 +476,7 @@ impl Shared {
                 }
             }
             if dry_run {
-                return Ok(Reply::ok(current));
+                return Ok(Written::new(current));
             }
             self.before_remove(info, &current).await?;
             match self.store.delete(&key, Some(revision)).await {
@@ -717,7 +485,7 @@ impl Shared {
                         self.cluster_ips.removed(&key, &current);
                     }
                     self.after_delete(info);
-                    return Ok(Reply::ok(current));
+                    return Ok(Written::new(current));
                 }
                 Err(mni_store::Error::Conflict { .. }) => {
                     self.remove_failed(info, &key)?;
@@ -745,7 +513,8 @@ impl Shared {
     /// never loses its new objects to the old one's cleanup.
     async fn before_remove(&self, info: &ResourceInfo, obj: &Value) -> ApiResult<()> {
         if crd::is_crd(info) {
-            crd::unregister(self, obj).await?;
+            crd::unregister(&mut self.registry_mut(), obj);
+            crd::delete_objects(&self.store, obj).await?;
         }
         Ok(())
     }
@@ -761,7 +530,7 @@ impl Shared {
         if crd::is_crd(info)
             && let Some(kv) = self.store.get(key)
         {
-            crd::register(self, &object::from_stored(&kv)?)?;
+            crd::register(&mut self.registry_mut(), &object::from_stored(&kv)?)?;
         }
         Ok(())
     }
