@@ -14,6 +14,8 @@
 //! modules below it (`registry`, `object`, `admission`, `crd`, `auth`, …).
 
 mod collections;
+mod deletion;
+mod effects;
 mod lines;
 mod objects;
 mod owners;
@@ -33,8 +35,9 @@ use crate::registry::Registry;
 use crate::request::{FieldValidation, Query};
 use crate::{crd, object, openapi};
 
+pub(crate) use deletion::{FOREGROUND_FINALIZER, ORPHAN_FINALIZER};
 pub(crate) use lines::LineCache;
-pub(crate) use objects::{FOREGROUND_FINALIZER, ORPHAN_FINALIZER, bind_namespace, check_type};
+pub(crate) use objects::{bind_namespace, check_type};
 pub(crate) use owners::Owner;
 pub(crate) use selectors::Filter;
 

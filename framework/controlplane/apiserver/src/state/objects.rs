@@ -1,5 +1,5 @@
-//! Objects one at a time: read, create, read-modify-write and delete, for objects and their
-//! `status` and `scale` subresources.
+//! Objects one at a time: read, create and read-modify-write (deletion is in `deletion`), for
+//! objects and their `status` and `scale` subresources.
 //!
 //! Every write is a read-modify-write against one store key, guarded by the revision read
 //! (optimistic concurrency): a caller-supplied stale resourceVersion is a 409, an unconditional
@@ -8,6 +8,7 @@
 
 use serde_json::{Value, json};
 
+use super::effects::is_service;
 use super::{State, WriteOptions, Written};
 use crate::admission::admit;
 use crate::crd;
@@ -16,10 +17,6 @@ use crate::object::{self, meta_mut, meta_str};
 use crate::patch::Patch;
 use crate::registry::ResourceInfo;
 use crate::request::Target;
-
-fn is_service(info: &ResourceInfo) -> bool {
-    info.group.is_empty() && info.plural == "services"
-}
 
 pub(crate) fn check_type(info: &ResourceInfo, obj: &Value) -> ApiResult<()> {
     if !obj.is_object() {
@@ -401,139 +398,6 @@ impl State {
             }
         }
     }
-
-    /// Deletes one object, honouring DeleteOptions (`preconditions`, `propagationPolicy`) and
-    /// finalizers: an object with finalizers only gets its `deletionTimestamp`.
-    pub(crate) async fn delete(
-        &self,
-        target: &Target,
-        options: &Value,
-        dry_run: bool,
-    ) -> ApiResult<Written> {
-        let info = &target.info;
-        let ns = target.namespace.as_deref();
-        let name = target.name.as_deref().unwrap_or_default();
-        let key = info.key(ns, name);
-        let policy = propagation_policy(options)?;
-        loop {
-            let (current, revision) = self.read(info, ns, name)?;
-            check_preconditions(info, &current, options)?;
-            let mut finalizers = object::finalizers(&current);
-            let deleting = meta_str(&current, "deletionTimestamp").is_some();
-            let policy_finalizer = match policy {
-                Propagation::Orphan => Some(ORPHAN_FINALIZER),
-                Propagation::Foreground => Some(FOREGROUND_FINALIZER),
-                Propagation::Background => None,
-            };
-            // Deleting with Orphan/Foreground adds its finalizer (also to an object already
-            // being deleted, as kube-apiserver lets a later request change the policy).
-            let mut changed = false;
-            if let Some(f) = policy_finalizer
-                && !finalizers.iter().any(|x| x == f)
-            {
-                finalizers.retain(|x| x != ORPHAN_FINALIZER && x != FOREGROUND_FINALIZER);
-                finalizers.push(f.to_string());
-                changed = true;
-            }
-            let is_namespace = info.group.is_empty() && info.plural == "namespaces";
-            if !finalizers.is_empty() || is_namespace {
-                if (deleting && !changed) || dry_run {
-                    return Ok(Written::new(current));
-                }
-                let mut next = current.clone();
-                let meta = meta_mut(&mut next);
-                if !deleting {
-                    meta.insert("deletionTimestamp".into(), Value::String(object::now()));
-                    meta.insert("deletionGracePeriodSeconds".into(), json!(0));
-                    if info.generation {
-                        let g = meta.get("generation").and_then(Value::as_i64).unwrap_or(0);
-                        meta.insert("generation".into(), json!(g + 1));
-                    }
-                }
-                if finalizers.is_empty() {
-                    meta.remove("finalizers");
-                } else {
-                    meta.insert("finalizers".into(), json!(finalizers));
-                }
-                if is_namespace {
-                    next["status"]["phase"] = json!("Terminating");
-                }
-                let mut stored = object::to_storage(info, next);
-                match self
-                    .store
-                    .update(&key, object::to_stored(&mut stored)?, Some(revision))
-                    .await
-                {
-                    Ok(kv) => {
-                        self.kick_controllers();
-                        return Ok(Written::new(object::to_served(
-                            info,
-                            object::with_revision(stored, kv.mod_revision),
-                        )));
-                    }
-                    Err(mni_store::Error::Conflict { .. }) => continue,
-                    Err(e) => return Err(e.into()),
-                }
-            }
-            if dry_run {
-                return Ok(Written::new(current));
-            }
-            self.before_remove(info, &current).await?;
-            match self.store.delete(&key, Some(revision)).await {
-                Ok(_) => {
-                    if is_service(info) {
-                        self.cluster_ips.removed(&key, &current);
-                    }
-                    self.after_delete(info);
-                    return Ok(Written::new(current));
-                }
-                Err(mni_store::Error::Conflict { .. }) => {
-                    self.remove_failed(info, &key)?;
-                    continue;
-                }
-                Err(mni_store::Error::NotFound { .. }) => {
-                    return Err(ApiError::not_found(info.group_resource(), name));
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
-    }
-
-    /// Work that follows an object's removal from the store.
-    /// Work that follows any committed write: RBAC changes invalidate the authorizer.
-    fn after_write(&self, info: &ResourceInfo) {
-        if info.group == "rbac.authorization.k8s.io" {
-            self.authn.rbac_changed();
-        }
-    }
-
-    /// Work that must happen while the object still exists: a CRD's custom resources go (and
-    /// its resources stop being served) before the CRD itself, as kube-apiserver's
-    /// `customresourcecleanup` finalizer orders it — so a CRD re-created under the same name
-    /// never loses its new objects to the old one's cleanup.
-    async fn before_remove(&self, info: &ResourceInfo, obj: &Value) -> ApiResult<()> {
-        if crd::is_crd(info) {
-            crd::unregister(&mut self.registry_mut(), obj);
-            crd::delete_objects(&self.store, obj).await?;
-        }
-        Ok(())
-    }
-
-    fn after_delete(&self, info: &ResourceInfo) {
-        self.after_write(info);
-        // Dependents of the removed object are now garbage.
-        self.kick_controllers();
-    }
-
-    /// Undoes `before_remove` when the removal itself lost a race: the CRD is served again.
-    fn remove_failed(&self, info: &ResourceInfo, key: &str) -> ApiResult<()> {
-        if crd::is_crd(info)
-            && let Some(kv) = self.store.get(key)
-        {
-            crd::register(&mut self.registry_mut(), &object::from_stored(&kv)?)?;
-        }
-        Ok(())
-    }
 }
 
 /// Applies the rules of an update to the main resource or a subresource: what the client may
@@ -652,60 +516,4 @@ fn merge_for_update(
         meta_mut(&mut next).insert("generation".into(), json!(g + 1));
     }
     Ok(next)
-}
-
-/// The finalizer that makes the garbage collector orphan an object's dependents.
-pub(crate) const ORPHAN_FINALIZER: &str = "orphan";
-/// The finalizer that makes the garbage collector delete dependents before their owner.
-pub(crate) const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
-
-/// How deleting an object treats its dependents.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Propagation {
-    Orphan,
-    Foreground,
-    Background,
-}
-
-/// `propagationPolicy` (or the deprecated `orphanDependents`) of DeleteOptions.
-fn propagation_policy(options: &Value) -> ApiResult<Propagation> {
-    match options.get("propagationPolicy").and_then(Value::as_str) {
-        Some("Orphan") => Ok(Propagation::Orphan),
-        Some("Foreground") => Ok(Propagation::Foreground),
-        Some("Background") => Ok(Propagation::Background),
-        Some(other) => Err(ApiError::invalid(
-            "DeleteOptions",
-            "meta.k8s.io",
-            "",
-            &[mni_apimachinery::FieldError::not_supported(
-                "propagationPolicy",
-                json!(other),
-                &["Foreground", "Background", "Orphan"],
-            )],
-        )),
-        None if options.get("orphanDependents") == Some(&json!(true)) => Ok(Propagation::Orphan),
-        None => Ok(Propagation::Background),
-    }
-}
-
-/// DeleteOptions preconditions (uid, resourceVersion).
-fn check_preconditions(info: &ResourceInfo, current: &Value, options: &Value) -> ApiResult<()> {
-    let Some(pre) = options.get("preconditions") else {
-        return Ok(());
-    };
-    for (field, label) in [("uid", "UID"), ("resourceVersion", "ResourceVersion")] {
-        if let Some(want) = pre.get(field).and_then(Value::as_str) {
-            let have = meta_str(current, field).unwrap_or_default();
-            if want != have {
-                return Err(ApiError::conflict(
-                    info.group_resource(),
-                    object::name(current),
-                    &format!(
-                        "Precondition failed: {label} in precondition: {want}, {label} in object meta: {have}"
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(())
 }
