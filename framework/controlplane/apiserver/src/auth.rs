@@ -24,7 +24,6 @@ use serde_json::{Value, json};
 use crate::error::{ApiError, ApiResult};
 use crate::object;
 use crate::request::Target;
-use crate::server::Shared;
 
 /// The admin identity's user name.
 pub const ADMIN_USER: &str = "mni:admin";
@@ -157,10 +156,15 @@ fn admin() -> UserInfo {
     UserInfo::new(ADMIN_USER, ["system:masters", "system:authenticated"])
 }
 
-impl Shared {
+impl Authn {
     /// Who is asking: the authenticated user, after impersonation. `None` means anonymous,
     /// which only the public paths accept.
-    pub(crate) fn authenticate(&self, headers: &HeaderMap, path: &str) -> ApiResult<UserInfo> {
+    pub(crate) fn authenticate(
+        &self,
+        store: &mni_store::Store,
+        headers: &HeaderMap,
+        path: &str,
+    ) -> ApiResult<UserInfo> {
         let token = headers
             .get(http::header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
@@ -170,14 +174,13 @@ impl Shared {
             })
             .map(str::trim);
         let user = match token {
-            None if self.authn.unauthenticated_admin => admin(),
+            None if self.unauthenticated_admin => admin(),
             None if public_path(path) => return Ok(UserInfo::anonymous()),
             None => return Err(unauthorized()),
-            Some(t) if !t.is_empty() && same_secret(t, self.authn.admin_token()) => admin(),
+            Some(t) if !t.is_empty() && same_secret(t, self.admin_token()) => admin(),
             Some(t) => {
-                let (ns, name, uid) = self.authn.verify(t).ok_or_else(unauthorized)?;
-                let sa = self
-                    .store
+                let (ns, name, uid) = self.verify(t).ok_or_else(unauthorized)?;
+                let sa = store
                     .get(&format!("/registry/core/serviceaccounts/{ns}/{name}"))
                     .and_then(|kv| object::from_stored(&kv).ok())
                     .ok_or_else(unauthorized)?;
@@ -189,10 +192,15 @@ impl Shared {
                 u
             }
         };
-        self.impersonate(user, headers)
+        self.impersonate(store, user, headers)
     }
 
-    fn impersonate(&self, user: UserInfo, headers: &HeaderMap) -> ApiResult<UserInfo> {
+    fn impersonate(
+        &self,
+        store: &mni_store::Store,
+        user: UserInfo,
+        headers: &HeaderMap,
+    ) -> ApiResult<UserInfo> {
         let as_user = headers
             .get("impersonate-user")
             .and_then(|v| v.to_str().ok());
@@ -210,7 +218,7 @@ impl Shared {
             ));
         };
         let check = |attrs: Attributes| -> ApiResult<()> {
-            let d = self.authorizer()?.authorize(&attrs);
+            let d = self.authorizer(store)?.authorize(&attrs);
             if d.allowed {
                 Ok(())
             } else {
@@ -252,23 +260,18 @@ impl Shared {
     }
 
     /// The current RBAC snapshot, rebuilt after RBAC objects change.
-    pub(crate) fn authorizer(&self) -> ApiResult<Arc<Authorizer>> {
+    pub(crate) fn authorizer(&self, store: &mni_store::Store) -> ApiResult<Arc<Authorizer>> {
         let generation = self
-            .authn
             .rbac_generation
             .load(std::sync::atomic::Ordering::SeqCst);
-        let mut cache = self
-            .authn
-            .authorizer
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut cache = self.authorizer.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((g, a)) = cache.as_ref()
             && *g == generation
         {
             return Ok(a.clone());
         }
         let read = |plural: &str| -> ApiResult<Vec<Value>> {
-            self.store
+            store
                 .list(
                     &format!("/registry/rbac.authorization.k8s.io/{plural}/"),
                     &mni_store::ListOptions::default(),
@@ -289,11 +292,11 @@ impl Shared {
     }
 
     /// Decides a request; 403 with Kubernetes' message when RBAC denies it.
-    pub(crate) fn authorize(&self, attrs: &Attributes) -> ApiResult<()> {
+    pub(crate) fn authorize(&self, store: &mni_store::Store, attrs: &Attributes) -> ApiResult<()> {
         if mni_rbac::is_superuser(&attrs.user) {
             return Ok(());
         }
-        let decision = self.authorizer()?.authorize(attrs);
+        let decision = self.authorizer(store)?.authorize(attrs);
         if decision.allowed {
             return Ok(());
         }

@@ -14,8 +14,7 @@ use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
 use crate::object::{self, meta_str};
-use crate::registry::{CustomInfo, Flavor, PrinterColumn, ResourceInfo, ScalePaths};
-use crate::server::Shared;
+use crate::registry::{CustomInfo, Flavor, PrinterColumn, Registry, ResourceInfo, ScalePaths};
 
 /// Whether `info` is the CRD resource itself.
 pub(crate) fn is_crd(info: &ResourceInfo) -> bool {
@@ -54,7 +53,7 @@ pub(crate) fn version_priority(v: &str) -> (u8, i64, i64, String) {
 }
 
 /// Validates a CRD and sets its defaults and status. `old` is the stored CRD on update.
-pub(crate) fn prepare(shared: &Shared, crd: &mut Value, old: Option<&Value>) -> ApiResult<()> {
+pub(crate) fn prepare(registry: &Registry, crd: &mut Value, old: Option<&Value>) -> ApiResult<()> {
     let name = object::name(crd).to_string();
     let mut errs = Vec::new();
     let group = str_of(crd, "/spec/group").to_string();
@@ -215,7 +214,7 @@ pub(crate) fn prepare(shared: &Shared, crd: &mut Value, old: Option<&Value>) -> 
         crd["spec"]["conversion"] = json!({"strategy": "None"});
     }
     // Status: names accepted unless another CRD serves the same group and plural.
-    let conflict = shared.registry().all().any(|info| {
+    let conflict = registry.all().any(|info| {
         info.group == group
             && info.plural == plural
             && info.custom().is_none_or(|c| c.crd_name != name)
@@ -386,10 +385,9 @@ pub(crate) fn resources_of(crd: &Value) -> Vec<ResourceInfo> {
 }
 
 /// Serves (or re-serves) the resources of a CRD.
-pub(crate) fn register(shared: &Shared, crd: &Value) -> ApiResult<()> {
+pub(crate) fn register(registry: &mut Registry, crd: &Value) -> ApiResult<()> {
     let resources = resources_of(crd);
     let name = object::name(crd);
-    let mut registry = shared.registry_mut();
     registry.remove_crd(name);
     let group = str_of(crd, "/spec/group").to_string();
     for info in resources {
@@ -406,35 +404,24 @@ pub(crate) fn register(shared: &Shared, crd: &Value) -> ApiResult<()> {
     Ok(())
 }
 
-/// Stops serving a deleted CRD's resources and removes their objects.
-pub(crate) async fn unregister(shared: &Shared, crd: &Value) -> ApiResult<()> {
-    let name = object::name(crd).to_string();
-    shared.registry_mut().remove_crd(&name);
+/// Stops serving a deleted CRD's resources (its objects go with [`delete_objects`]).
+pub(crate) fn unregister(registry: &mut Registry, crd: &Value) {
+    registry.remove_crd(object::name(crd));
+}
+
+/// Removes the objects of a deleted CRD's resources.
+pub(crate) async fn delete_objects(store: &mni_store::Store, crd: &Value) -> ApiResult<()> {
     let prefix = format!(
         "/registry/{}/{}/",
         str_of(crd, "/spec/group"),
         str_of(crd, "/spec/names/plural")
     );
-    let listed = shared
-        .store
-        .list(&prefix, &mni_store::ListOptions::default())?;
+    let listed = store.list(&prefix, &mni_store::ListOptions::default())?;
     for kv in listed.items {
-        match shared.store.delete(&kv.key, None).await {
+        match store.delete(&kv.key, None).await {
             Ok(_) | Err(mni_store::Error::NotFound { .. }) => {}
             Err(e) => return Err(e.into()),
         }
-    }
-    Ok(())
-}
-
-/// Serves every CRD found in the store (at start-up).
-pub(crate) fn load_all(shared: &Shared) -> ApiResult<()> {
-    let listed = shared.store.list(
-        "/registry/apiextensions.k8s.io/customresourcedefinitions/",
-        &mni_store::ListOptions::default(),
-    )?;
-    for kv in listed.items {
-        register(shared, &object::from_stored(&kv)?)?;
     }
     Ok(())
 }

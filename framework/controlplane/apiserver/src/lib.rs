@@ -15,10 +15,23 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Code map: `server` (builder, routing), `request` (paths, query, media types), `rest`
-//! (writes), `list` and `watch` (reads), `admission` (decode, default, validate), `builtin`,
-//! `defaults` and `validation` (built-in kinds), `crd` (custom resources), `discovery`,
-//! `openapi`, `table` (kubectl's tables), `controllers` (namespace lifecycle).
+//! Code map, in layers; each module uses only the layers below it, and no module imports the
+//! module that imports it (`tests/layers.rs` checks this):
+//!
+//! 1. `server`: the builder, the running [`Server`] and the routing of each request (by path
+//!    and verb) to a handler. Start here.
+//! 2. `handlers` (one module per verb family: `read`, `list`, `watch`, `create`, `update`
+//!    for put and patch, `delete` for delete and deletecollection, `subresources`, `reviews`,
+//!    `discovery`) and `controllers` (the built-in controllers: `namespaces` and the garbage
+//!    collector `gc`). Both are clients of the state layer, never of each other.
+//! 3. `state`: what the server holds (store, registry, watch fan-out, caches, credentials,
+//!    settings) behind a narrow API: read, list, create, update, patch and delete with
+//!    preconditions, each write through admission.
+//! 4. Helpers, without state: `admission` (decode, default, validate), `auth` (credentials,
+//!    RBAC), `crd` (custom resources), `builtin`, `defaults` and `validation` (built-in kinds),
+//!    `fields` (managedFields, apply), `patch`, `scale`, `object`, `ipalloc`, `openapi`,
+//!    `discovery`, `table` (kubectl's tables), `request` (paths, query, media types),
+//!    `registry` (served resources), `error`; and `tls`, `https`, `kubeconfig` for serving.
 
 mod admission;
 mod auth;
@@ -29,24 +42,21 @@ mod defaults;
 mod discovery;
 mod error;
 mod fields;
-mod gc;
+mod handlers;
 mod https;
 mod ipalloc;
 pub mod kubeconfig;
-mod list;
 mod object;
 mod openapi;
 mod patch;
 mod registry;
 mod request;
-mod rest;
-mod reviews;
 mod scale;
 mod server;
+mod state;
 mod table;
 pub mod tls;
 mod validation;
-mod watch;
 
 pub use auth::ADMIN_USER;
 pub use error::ApiError;

@@ -12,8 +12,7 @@ use mni_openapi::{GroupVersionDocument, ResourceDoc};
 use serde_json::json;
 
 use crate::error::{ApiError, ApiResult};
-use crate::registry::{Flavor, ResourceInfo};
-use crate::server::Shared;
+use crate::registry::{Flavor, Registry, ResourceInfo};
 
 /// The content type kube-apiserver answers with (clients ask with `…spec.v2@v1.0+protobuf`).
 const PROTOBUF_V2: &str = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
@@ -58,17 +57,14 @@ pub(crate) fn resource_doc(info: &ResourceInfo) -> Option<ResourceDoc> {
     Some(doc)
 }
 
-fn build(shared: &Shared) -> ApiResult<Arc<Built>> {
-    let (generation, docs) = {
-        let registry = shared.registry();
-        let docs: Vec<ResourceDoc> = registry.all().filter_map(|i| resource_doc(i)).collect();
-        (registry.generation(), docs)
-    };
-    let mut cache = shared
-        .openapi
-        .built
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
+/// What the documents are built from: the registry's generation and its resources' docs.
+pub(crate) fn documents(registry: &Registry) -> (u64, Vec<ResourceDoc>) {
+    let docs: Vec<ResourceDoc> = registry.all().filter_map(|i| resource_doc(i)).collect();
+    (registry.generation(), docs)
+}
+
+fn build(cache: &Cache, (generation, docs): (u64, Vec<ResourceDoc>)) -> ApiResult<Arc<Built>> {
+    let mut cache = cache.built.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(b) = cache.as_ref()
         && b.generation == generation
     {
@@ -101,9 +97,15 @@ fn respond(bytes: Vec<u8>, content_type: &'static str, immutable: bool) -> Respo
     resp
 }
 
-/// Serves `/openapi/v2`, `/openapi/v3` and `/openapi/v3/{group-version path}`.
-pub(crate) fn serve(shared: &Shared, path: &str, headers: &HeaderMap) -> ApiResult<Response> {
-    let built = build(shared)?;
+/// Serves `/openapi/v2`, `/openapi/v3` and `/openapi/v3/{group-version path}` from `cache`,
+/// rebuilt first when `documents` (see [`documents`]) are of a newer registry generation.
+pub(crate) fn serve(
+    cache: &Cache,
+    documents: (u64, Vec<ResourceDoc>),
+    path: &str,
+    headers: &HeaderMap,
+) -> ApiResult<Response> {
+    let built = build(cache, documents)?;
     if path == "/openapi/v2" {
         let accept = headers
             .get(header::ACCEPT)

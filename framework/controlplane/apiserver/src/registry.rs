@@ -8,10 +8,34 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use mni_apimachinery::Structural;
+use mni_apimachinery::{FieldError, Structural};
 use serde_json::Value;
 
-use crate::builtin::BuiltinKind;
+/// Per-kind behaviour of a built-in resource (the table of each kind is in `builtin`).
+pub(crate) struct BuiltinKind {
+    /// Kind name, for debugging.
+    pub kind: &'static str,
+    /// Decodes the object through its typed struct and encodes it again, which drops unknown
+    /// fields as kube-apiserver's decoder does; the error text explains what did not fit.
+    pub normalize: fn(&Value) -> Result<Value, String>,
+    /// Field selector labels beyond `metadata.name`/`metadata.namespace`, with the JSON path
+    /// each reads.
+    pub field_labels: &'static [(&'static str, &'static str)],
+    /// Fills in defaults, as kube-apiserver's defaulting functions do.
+    pub default: fn(&mut Value),
+    /// Kind-specific validation of a whole object.
+    pub validate: fn(&Value) -> Vec<FieldError>,
+    /// The OpenAPI description of the kind (none for create-only review kinds).
+    pub doc: Option<fn() -> mni_openapi::ResourceDoc>,
+}
+
+impl std::fmt::Debug for BuiltinKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BuiltinKind")
+            .field("kind", &self.kind)
+            .finish()
+    }
+}
 
 /// The verbs every served resource supports.
 pub(crate) const STANDARD_VERBS: &[&str] = &[
@@ -178,15 +202,6 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
-    /// A registry with every built-in resource.
-    pub(crate) fn with_builtins() -> Self {
-        let mut r = Registry::default();
-        for info in crate::builtin::resources() {
-            r.insert(info, false);
-        }
-        r
-    }
-
     /// Adds or replaces a resource. `prefer` puts the version first in its group.
     pub(crate) fn insert(&mut self, info: ResourceInfo, prefer: bool) {
         let group = info.group.clone();

@@ -1,28 +1,28 @@
-//! The server: its builder, shared state, HTTP routing and background loops.
+//! The server: its builder, HTTP routing and the background loops it starts.
 //!
 //! Start here. [`Server::builder`] configures the listen address and the store (a directory
-//! for durable SQLite, or memory); [`ServerBuilder::start`] binds, loads CRDs, starts the
-//! compactor and the namespace finalizer, and returns a running [`Server`] with its address.
-//! Every request goes through [`dispatch`], which routes by path and verb.
+//! for durable SQLite, or memory); [`ServerBuilder::start`] opens the [`State`], loads CRDs,
+//! starts the compactor and the built-in controllers, and returns a running [`Server`] with its
+//! address. Every request goes through [`dispatch`], which authenticates, authorizes and routes
+//! by path and verb to a handler (see `handlers`). This module sits on top of every other
+//! layer and only composes them.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::{Request, State};
+use axum::extract::{self, Request};
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, Method, header};
-use serde_json::{Value, json};
 use tokio::net::TcpListener;
-use tokio::sync::{Notify, watch};
+use tokio::sync::watch;
 
 use crate::error::{ApiError, ApiResult};
-use crate::registry::Registry;
-use crate::request::{self, MAX_BODY, Output, Query, Route};
-use crate::rest::{Reply, WriteOptions};
-use crate::{crd, discovery, openapi};
+use crate::handlers::{self, Reply};
+use crate::request::{self, MAX_BODY, Query, Route};
+use crate::state::State;
 
 /// Errors starting or running the server.
 #[derive(Debug, thiserror::Error)]
@@ -55,57 +55,6 @@ pub enum Error {
     /// Loading stored CRDs failed.
     #[error("loading CustomResourceDefinitions: {0}")]
     Load(ApiError),
-}
-
-/// State shared by every request handler and background loop.
-#[derive(Debug)]
-pub(crate) struct Shared {
-    pub(crate) store: mni_store::Store,
-    registry: RwLock<Registry>,
-    pub(crate) openapi: openapi::Cache,
-    shutdown: watch::Receiver<bool>,
-    controllers: Notify,
-    bookmark_interval: Duration,
-    address: RwLock<String>,
-    pub(crate) authn: crate::auth::Authn,
-    /// The labels of stored objects, for label-selected lists.
-    pub(crate) labels: crate::list::LabelCache,
-    /// Watch lines encoded once per event and shared among the watchers that send the same one.
-    pub(crate) watch_lines: crate::watch::LineCache,
-    /// The Services' allocated cluster IPs.
-    pub(crate) cluster_ips: crate::ipalloc::ClusterIps,
-}
-
-impl Shared {
-    /// The registry, for reading.
-    pub(crate) fn registry(&self) -> RwLockReadGuard<'_, Registry> {
-        self.registry.read().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// The registry, for changing.
-    pub(crate) fn registry_mut(&self) -> RwLockWriteGuard<'_, Registry> {
-        self.registry.write().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// A receiver that changes when the server shuts down.
-    pub(crate) fn shutdown_signal(&self) -> watch::Receiver<bool> {
-        self.shutdown.clone()
-    }
-
-    /// How often watches that allow bookmarks get one.
-    pub(crate) fn bookmark_interval(&self) -> Duration {
-        self.bookmark_interval
-    }
-
-    /// Wakes the background controllers (after a deletion started).
-    pub(crate) fn kick_controllers(&self) {
-        self.controllers.notify_one();
-    }
-
-    /// Resolves at the next [`kick_controllers`](Self::kick_controllers).
-    pub(crate) async fn wait_for_kick(&self) {
-        self.controllers.notified().await;
-    }
 }
 
 /// Configures and starts a [`Server`].
@@ -233,27 +182,21 @@ impl ServerBuilder {
             self.secrets_dir.as_deref().or(self.data_dir.as_deref()),
             self.admin_token.clone(),
         )?;
-        let shared = Arc::new(Shared {
-            authn: crate::auth::Authn::new(admin_token, &signing_secret)
+        let state = Arc::new(State::new(
+            store,
+            crate::auth::Authn::new(admin_token, &signing_secret)
                 .with_unauthenticated_admin(self.unauthenticated_admin),
-            store: store.clone(),
-            registry: RwLock::new(Registry::with_builtins()),
-            openapi: openapi::Cache::default(),
-            shutdown: stop_rx.clone(),
-            controllers: Notify::new(),
-            bookmark_interval: self.bookmark_interval,
-            address: RwLock::new(addr.to_string()),
-            labels: crate::list::LabelCache::default(),
-            watch_lines: crate::watch::LineCache::default(),
-            cluster_ips: crate::ipalloc::ClusterIps::default(),
-        });
-        crd::load_all(&shared).map_err(Error::Load)?;
-        crate::controllers::bootstrap(&shared)
+            self.bookmark_interval,
+            addr.to_string(),
+            stop_rx.clone(),
+        ));
+        state.load_crds().map_err(Error::Load)?;
+        crate::controllers::bootstrap(&state)
             .await
             .map_err(Error::Load)?;
-        let compactor = store.spawn_compactor(self.compaction_interval, self.compaction_retain);
-        let ns_loop = tokio::spawn(crate::controllers::run(shared.clone()));
-        let app = router(shared.clone());
+        let compactor = state.spawn_compactor(self.compaction_interval, self.compaction_retain);
+        let controllers = tokio::spawn(crate::controllers::run(state.clone()));
+        let app = router(state.clone());
         let mut stop = stop_rx;
         let tls = self
             .tls
@@ -278,9 +221,9 @@ impl ServerBuilder {
         Ok(Server {
             ca_pem: self.tls.map(|t| t.ca_pem),
             addr,
-            shared,
+            state,
             stop: stop_tx,
-            tasks: vec![serve, ns_loop, compactor],
+            tasks: vec![serve, controllers, compactor],
         })
     }
 }
@@ -290,7 +233,7 @@ impl ServerBuilder {
 pub struct Server {
     addr: SocketAddr,
     ca_pem: Option<String>,
-    shared: Arc<Shared>,
+    state: Arc<State>,
     stop: watch::Sender<bool>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
@@ -318,7 +261,7 @@ impl Server {
 
     /// The admin bearer token (user `mni:admin` in `system:masters`).
     pub fn admin_token(&self) -> &str {
-        self.shared.authn.admin_token()
+        self.state.authn().admin_token()
     }
 
     /// The CA certificate clients should trust, when serving HTTPS.
@@ -339,7 +282,7 @@ impl Server {
                 v
             });
         let service =
-            router(self.shared.clone()).map_request(move |req: Request<kube::client::Body>| {
+            router(self.state.clone()).map_request(move |req: Request<kube::client::Body>| {
                 let (mut parts, body) = req.into_parts();
                 if let Ok(bearer) = &bearer {
                     parts.headers.insert(header::AUTHORIZATION, bearer.clone());
@@ -356,13 +299,13 @@ impl Server {
 
     /// The store's current revision (the newest resourceVersion).
     pub fn revision(&self) -> i64 {
-        self.shared.store.current_revision()
+        self.state.revision()
     }
 
     /// Compacts the store's history up to `revision`, as the scheduled compactor does: reads
     /// and watches from older revisions then fail with 410 Gone.
     pub async fn compact(&self, revision: i64) -> Result<u64, Error> {
-        Ok(self.shared.store.compact(revision).await?)
+        Ok(self.state.compact(revision).await?)
     }
 
     /// Stops accepting requests, ends watches, waits for in-flight requests, and closes the
@@ -376,7 +319,7 @@ impl Server {
         for t in tasks {
             t.abort();
         }
-        self.shared.store.close().await;
+        self.state.close().await;
     }
 }
 
@@ -417,40 +360,9 @@ fn secrets(
     Ok((admin, signing.into_bytes()))
 }
 
-fn version_info() -> Value {
-    json!({
-        "major": "1",
-        "minor": "37",
-        "gitVersion": format!("v1.37.0-mni.{}", env!("CARGO_PKG_VERSION")),
-        "gitCommit": "",
-        "gitTreeState": "clean",
-        "buildDate": "1970-01-01T00:00:00Z",
-        "goVersion": "",
-        "compiler": "rustc",
-        "platform": format!("{}/{}", std::env::consts::OS, if cfg!(target_arch = "x86_64") { "amd64" } else if cfg!(target_arch = "aarch64") { "arm64" } else { std::env::consts::ARCH }),
-    })
-}
-
-fn json_response(code: u16, body: &Value, warnings: &[String]) -> Response {
-    let bytes = serde_json::to_vec(body).unwrap_or_default();
-    let mut resp = Response::new(Body::from(bytes));
-    *resp.status_mut() = http::StatusCode::from_u16(code).unwrap_or(http::StatusCode::OK);
-    resp.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    for w in warnings {
-        let value = format!("299 - {}", serde_json::to_string(w).unwrap_or_default());
-        if let Ok(v) = HeaderValue::from_str(&value) {
-            resp.headers_mut().append(header::WARNING, v);
-        }
-    }
-    resp
-}
-
 /// Every request goes to [`dispatch`], over the network or through the loopback client.
-fn router(shared: Arc<Shared>) -> axum::Router {
-    axum::Router::new().fallback(dispatch).with_state(shared)
+fn router(state: Arc<State>) -> axum::Router {
+    axum::Router::new().fallback(dispatch).with_state(state)
 }
 
 /// Routes one request.
@@ -458,7 +370,7 @@ fn router(shared: Arc<Shared>) -> axum::Router {
 /// Like kube-apiserver's httplog, every request is logged at `debug` level under the target
 /// `mni_apiserver::http` (method, path, query, status, latency, user agent), e.g.
 /// `RUST_LOG=info,mni_apiserver::http=debug`; the query may name objects, never secrets.
-pub(crate) async fn dispatch(State(shared): State<Arc<Shared>>, req: Request) -> Response {
+async fn dispatch(extract::State(state): extract::State<Arc<State>>, req: Request) -> Response {
     let method = req.method().clone();
     let path = req.uri().path().to_string();
     let http_log =
@@ -472,7 +384,7 @@ pub(crate) async fn dispatch(State(shared): State<Arc<Shared>>, req: Request) ->
                 .to_string();
             (std::time::Instant::now(), query, agent)
         });
-    let result = handle(shared, req).await;
+    let result = handle(state, req).await;
     let resp = match result {
         Ok(resp) => resp,
         Err(e) => {
@@ -499,7 +411,7 @@ pub(crate) async fn dispatch(State(shared): State<Arc<Shared>>, req: Request) ->
     resp
 }
 
-async fn handle(shared: Arc<Shared>, req: Request) -> ApiResult<Response> {
+async fn handle(state: Arc<State>, req: Request) -> ApiResult<Response> {
     let (parts, body) = req.into_parts();
     let path = parts.uri.path().to_string();
     let query = Query::parse(parts.uri.query());
@@ -508,15 +420,15 @@ async fn handle(shared: Arc<Shared>, req: Request) -> ApiResult<Response> {
     let body = axum::body::to_bytes(body, MAX_BODY)
         .await
         .map_err(|_| ApiError::too_large(MAX_BODY))?;
-    let user = shared.authenticate(&headers, &path)?;
+    let user = state.authenticate(&headers, &path)?;
     match path.as_str() {
-        "/version" | "/version/" => return Ok(json_response(200, &version_info(), &[])),
+        "/version" | "/version/" => return Ok(handlers::discovery::version()),
         "/healthz" | "/readyz" | "/livez" => {
             return Ok((http::StatusCode::OK, "ok").into_response());
         }
         _ => {}
     }
-    let route = request::route(&shared.registry(), &path);
+    let route = request::route(&state.registry(), &path);
     let target = match &route {
         Ok(Route::Resource(t)) => Some(t.clone()),
         _ => None,
@@ -534,121 +446,44 @@ async fn handle(shared: Arc<Shared>, req: Request) -> ApiResult<Response> {
             path.clone(),
         ),
     };
-    shared.authorize(&attrs)?;
+    state.authorize(&attrs)?;
     if path == "/openapi/v2" || path.starts_with("/openapi/v3") {
-        return openapi::serve(&shared, &path, &headers);
+        return handlers::discovery::openapi(&state, &path, &headers);
     }
-    let route = route?;
-    let target = match route {
-        Route::CoreVersions | Route::Groups => {
-            let core = matches!(route, Route::CoreVersions);
-            if let Some(v) = discovery::aggregated(&headers) {
-                let doc = discovery::aggregated_list(&shared.registry(), core, v);
-                let mut resp = json_response(200, &doc, &[]);
-                if let Ok(ct) = HeaderValue::from_str(&discovery::aggregated_content_type(v)) {
-                    resp.headers_mut().insert(header::CONTENT_TYPE, ct);
-                }
-                return Ok(resp);
-            }
-            let addr = shared.address.read().map(|a| a.clone()).unwrap_or_default();
-            let doc = if core {
-                discovery::core_versions(&addr)
-            } else {
-                discovery::groups(&shared.registry())
-            };
-            return Ok(json_response(200, &doc, &[]));
-        }
-        Route::Group(g) => {
-            let doc =
-                discovery::group(&shared.registry(), &g).ok_or_else(ApiError::path_not_found)?;
-            return Ok(json_response(200, &doc, &[]));
-        }
-        Route::Resources(g, v) => {
-            return Ok(json_response(
-                200,
-                &discovery::resource_list(&shared.registry(), &g, &v),
-                &[],
-            ));
-        }
-        Route::Resource(t) => t,
+    let target = match route? {
+        Route::Resource(target) => target,
+        discovery => return handlers::discovery::serve(&state, &discovery, &headers),
     };
     if let Some(reply) =
-        crate::reviews::handle(&shared, &target, &method, &user, &headers, &body).await?
+        handlers::reviews::handle(&state, &target, &method, &user, &headers, &body).await?
     {
-        return Ok(json_response(reply.code, &reply.body, &[]));
+        return Ok(handlers::json_response(reply.code, &reply.body, &[]));
     }
     let output = request::output(&headers);
     let is_item = target.name.is_some();
     let reply: Reply = match (method.clone(), is_item) {
         (Method::GET, false) if query.flag("watch") => {
-            return crate::watch::watch(shared.clone(), target, query, output).await;
+            return handlers::watch::watch(state, target, query, output).await;
         }
-        (Method::GET, false) => {
-            let body = shared.list(&target, &query, output).await?;
-            return Ok(json_response(200, &body, &[]));
-        }
-        (Method::GET, true) => {
-            let obj = shared.get_object(&target)?;
-            let body = match output {
-                Output::Object => obj,
-                Output::Metadata => crate::object::partial_metadata(&obj),
-                Output::Table => {
-                    let rv = obj["metadata"]["resourceVersion"].clone();
-                    crate::table::table(
-                        &target.info,
-                        std::slice::from_ref(&obj),
-                        json!({"resourceVersion": rv}),
-                        &query,
-                    )
-                }
-            };
-            return Ok(json_response(200, &body, &[]));
-        }
+        (Method::GET, false) => return handlers::list::list(&state, &target, &query, output).await,
+        (Method::GET, true) => return handlers::read::get(&state, &target, &query, output),
         (Method::POST, false) => {
-            let obj = request::decode_body(&headers, &body)?;
-            shared
-                .create(&target, obj, WriteOptions::from_request(&query, &headers)?)
-                .await?
+            handlers::create::create(&state, &target, &query, &headers, &body).await?
         }
         (Method::PUT, true) => {
-            let obj = request::decode_body(&headers, &body)?;
-            shared
-                .update(&target, obj, WriteOptions::from_request(&query, &headers)?)
-                .await?
+            handlers::update::put(&state, &target, &query, &headers, &body).await?
         }
         (Method::PATCH, true) => {
-            let kind = request::patch_type(&headers)?;
-            shared
-                .patch(
-                    &target,
-                    kind,
-                    &body,
-                    WriteOptions::from_request(&query, &headers)?,
-                )
-                .await?
+            handlers::update::patch(&state, &target, &query, &headers, &body).await?
         }
         (Method::DELETE | Method::POST, true) if target.subresource.is_some() => {
-            // Subresources serve get, update and patch only.
-            return Err(ApiError::method_not_allowed(
-                method.as_str(),
-                &format!(
-                    "{}/{}",
-                    target.info.plural,
-                    target.subresource.as_deref().unwrap_or_default()
-                ),
-            ));
+            return Err(handlers::subresources::refuse(&method, &target));
         }
         (Method::DELETE, true) => {
-            let options = delete_options(&headers, &body, &query)?;
-            let dry_run = query.dry_run()?
-                || options["dryRun"]
-                    .as_array()
-                    .is_some_and(|a| a.iter().any(|v| v == "All"));
-            shared.delete(&target, &options, dry_run).await?
+            handlers::delete::delete(&state, &target, &query, &headers, &body).await?
         }
         (Method::DELETE, false) => {
-            let options = delete_options(&headers, &body, &query)?;
-            shared.delete_collection(&target, &query, &options).await?
+            handlers::delete::delete_collection(&state, &target, &query, &headers, &body).await?
         }
         (m, _) => {
             return Err(ApiError::method_not_allowed(
@@ -657,26 +492,5 @@ async fn handle(shared: Arc<Shared>, req: Request) -> ApiResult<Response> {
             ));
         }
     };
-    let body = match output {
-        Output::Metadata if reply.body.get("metadata").is_some() => {
-            crate::object::partial_metadata(&reply.body)
-        }
-        _ => reply.body,
-    };
-    Ok(json_response(reply.code, &body, &reply.warnings))
-}
-
-fn delete_options(headers: &http::HeaderMap, body: &[u8], q: &Query) -> ApiResult<Value> {
-    let mut options = if body.iter().all(u8::is_ascii_whitespace) {
-        json!({})
-    } else {
-        request::decode_body(headers, body)?
-    };
-    if !options.is_object() {
-        return Err(ApiError::bad_request("DeleteOptions must be a JSON object"));
-    }
-    if let Some(p) = q.get("propagationPolicy") {
-        options["propagationPolicy"] = json!(p);
-    }
-    Ok(options)
+    Ok(reply.into_response(output))
 }

@@ -19,10 +19,10 @@ use serde_json::{Value, json};
 
 use crate::error::ApiResult;
 use crate::object::{self, meta_str};
+use crate::patch::Patch;
 use crate::registry::ResourceInfo;
 use crate::request::{PatchType, Target};
-use crate::rest::{FOREGROUND_FINALIZER, ORPHAN_FINALIZER, WriteOptions};
-use crate::server::Shared;
+use crate::state::{FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Owner, State, WriteOptions};
 
 struct Item {
     info: Arc<ResourceInfo>,
@@ -52,17 +52,9 @@ impl Item {
     }
 }
 
-/// What an ownerReference resolves to.
-#[derive(Debug, PartialEq, Eq)]
-enum Owner {
-    Present,
-    Absent,
-    Unresolvable,
-}
-
-fn snapshot(shared: &Shared) -> ApiResult<Vec<Item>> {
+fn snapshot(state: &State) -> ApiResult<Vec<Item>> {
     let infos: Vec<Arc<ResourceInfo>> = {
-        let registry = shared.registry();
+        let registry = state.registry();
         let mut by_prefix: BTreeMap<String, Arc<ResourceInfo>> = BTreeMap::new();
         for info in registry.all() {
             let better = by_prefix.get(&info.storage_prefix).is_none_or(|cur| {
@@ -77,10 +69,7 @@ fn snapshot(shared: &Shared) -> ApiResult<Vec<Item>> {
     };
     let mut items = Vec::new();
     for info in infos {
-        let listed = shared.store.list(
-            &format!("{}/", info.storage_prefix),
-            &mni_store::ListOptions::default(),
-        )?;
+        let listed = state.list_stored(&format!("{}/", info.storage_prefix))?;
         for kv in listed.items {
             items.push(Item {
                 info: info.clone(),
@@ -91,51 +80,16 @@ fn snapshot(shared: &Shared) -> ApiResult<Vec<Item>> {
     Ok(items)
 }
 
-fn resolve(shared: &Shared, dependent: &Item, owner_ref: &Value) -> Owner {
-    let api_version = owner_ref["apiVersion"].as_str().unwrap_or_default();
-    let kind = owner_ref["kind"].as_str().unwrap_or_default();
-    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-    let Some(info) = shared.registry().find_kind(group, version, kind) else {
-        return Owner::Unresolvable;
-    };
-    if info.namespaced && !dependent.info.namespaced {
-        return Owner::Unresolvable;
-    }
-    let ns = meta_str(&dependent.obj, "namespace").filter(|_| info.namespaced);
-    let name = owner_ref["name"].as_str().unwrap_or_default();
-    let uid = owner_ref["uid"].as_str().unwrap_or_default();
-    match shared.store.get(&info.key(ns, name)) {
-        Some(kv) => match object::from_stored(&kv) {
-            Ok(o) if meta_str(&o, "uid") == Some(uid) => Owner::Present,
-            _ => Owner::Absent,
-        },
-        None => Owner::Absent,
-    }
-}
-
-/// Whether `obj`, just written as a `info`, names an owner that does not exist (so the
-/// collector has work to do at once rather than at its next sweep).
-pub(crate) fn has_absent_owner(shared: &Shared, info: &Arc<ResourceInfo>, obj: &Value) -> bool {
-    let item = Item {
-        info: info.clone(),
-        obj: json!({"metadata": {"namespace": obj.pointer("/metadata/namespace")}}),
-    };
-    let refs = obj
-        .pointer("/metadata/ownerReferences")
-        .and_then(Value::as_array);
-    refs.into_iter()
-        .flatten()
-        .any(|r| resolve(shared, &item, r) == Owner::Absent)
-}
-
-async fn patch_meta(shared: &Shared, item: &Item, meta: Value) {
+async fn patch_meta(state: &State, item: &Item, meta: Value) {
     let mut body = json!({"metadata": meta});
     body["metadata"]["resourceVersion"] = item.obj["metadata"]["resourceVersion"].clone();
     let opts = WriteOptions::internal("mni-garbage-collector");
     let bytes = serde_json::to_vec(&body).unwrap_or_default();
-    if let Err(e) = shared
-        .patch(&item.target(), PatchType::Merge, &bytes, opts)
-        .await
+    let patched = match Patch::parse(PatchType::Merge, &bytes, item.info.custom().is_some()) {
+        Ok(doc) => state.patch(&item.target(), &doc, &opts).await.map(drop),
+        Err(e) => Err(e),
+    };
+    if let Err(e) = patched
         && e.code != 404
         && e.code != 409
     {
@@ -143,12 +97,12 @@ async fn patch_meta(shared: &Shared, item: &Item, meta: Value) {
     }
 }
 
-async fn delete(shared: &Shared, item: &Item) {
+async fn delete(state: &State, item: &Item) {
     let options = json!({"propagationPolicy": "Background", "preconditions": {
         "uid": item.obj["metadata"]["uid"],
         "resourceVersion": item.obj["metadata"]["resourceVersion"],
     }});
-    if let Err(e) = shared.delete(&item.target(), &options, false).await
+    if let Err(e) = state.delete(&item.target(), &options, false).await
         && e.code != 404
         && e.code != 409
     {
@@ -157,8 +111,8 @@ async fn delete(shared: &Shared, item: &Item) {
 }
 
 /// One garbage-collection pass.
-pub(crate) async fn collect(shared: &Shared) -> ApiResult<()> {
-    let items = snapshot(shared)?;
+pub(crate) async fn collect(state: &State) -> ApiResult<()> {
+    let items = snapshot(state)?;
     let by_uid: BTreeMap<&str, usize> = items
         .iter()
         .enumerate()
@@ -188,13 +142,13 @@ pub(crate) async fn collect(shared: &Shared) -> ApiResult<()> {
                     .into_iter()
                     .filter(|r| r["uid"] != owner.uid())
                     .collect();
-                patch_meta(shared, dep, json!({"ownerReferences": if kept.is_empty() { Value::Null } else { json!(kept) }})).await;
+                patch_meta(state, dep, json!({"ownerReferences": if kept.is_empty() { Value::Null } else { json!(kept) }})).await;
             }
             let rest: Vec<&String> = finalizers
                 .iter()
                 .filter(|f| *f != ORPHAN_FINALIZER)
                 .collect();
-            patch_meta(shared, owner, json!({"finalizers": rest})).await;
+            patch_meta(state, owner, json!({"finalizers": rest})).await;
         } else if finalizers.iter().any(|f| f == FOREGROUND_FINALIZER) {
             let mut blocking = 0;
             for &d in &deps {
@@ -209,7 +163,7 @@ pub(crate) async fn collect(shared: &Shared) -> ApiResult<()> {
                 if meta_str(&dep.obj, "deletionTimestamp").is_none() {
                     // Dependents go first, in foreground too, so grandchildren block as well.
                     let options = json!({"propagationPolicy": "Foreground"});
-                    if let Err(e) = shared.delete(&dep.target(), &options, false).await
+                    if let Err(e) = state.delete(&dep.target(), &options, false).await
                         && e.code != 404
                     {
                         tracing::warn!(error = %e, "garbage collector: foreground delete");
@@ -221,7 +175,7 @@ pub(crate) async fn collect(shared: &Shared) -> ApiResult<()> {
                     .iter()
                     .filter(|f| *f != FOREGROUND_FINALIZER)
                     .collect();
-                patch_meta(shared, owner, json!({"finalizers": rest})).await;
+                patch_meta(state, owner, json!({"finalizers": rest})).await;
             }
         }
     }
@@ -234,7 +188,7 @@ pub(crate) async fn collect(shared: &Shared) -> ApiResult<()> {
         let key = stale
             .info
             .key(meta_str(&stale.obj, "namespace"), object::name(&stale.obj));
-        let Some(kv) = shared.store.get(&key) else {
+        let Some(kv) = state.stored(&key) else {
             continue;
         };
         let item = &Item {
@@ -245,7 +199,10 @@ pub(crate) async fn collect(shared: &Shared) -> ApiResult<()> {
         if refs.is_empty() || meta_str(&item.obj, "deletionTimestamp").is_some() {
             continue;
         }
-        let states: Vec<Owner> = refs.iter().map(|r| resolve(shared, item, r)).collect();
+        let states: Vec<Owner> = refs
+            .iter()
+            .map(|r| state.resolve_owner(&item.info, &item.obj, r))
+            .collect();
         let absent: BTreeSet<usize> = states
             .iter()
             .enumerate()
@@ -256,7 +213,7 @@ pub(crate) async fn collect(shared: &Shared) -> ApiResult<()> {
             continue;
         }
         if states.iter().all(|s| *s != Owner::Present) && !states.contains(&Owner::Unresolvable) {
-            delete(shared, item).await;
+            delete(state, item).await;
         } else if states.contains(&Owner::Present) {
             let kept: Vec<&Value> = refs
                 .iter()
@@ -264,7 +221,7 @@ pub(crate) async fn collect(shared: &Shared) -> ApiResult<()> {
                 .filter(|(i, _)| !absent.contains(i))
                 .map(|(_, r)| r)
                 .collect();
-            patch_meta(shared, item, json!({"ownerReferences": kept})).await;
+            patch_meta(state, item, json!({"ownerReferences": kept})).await;
         }
     }
     Ok(())

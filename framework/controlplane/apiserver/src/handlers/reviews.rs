@@ -6,11 +6,11 @@ use http::{HeaderMap, Method};
 use mni_rbac::{Attributes, UserInfo};
 use serde_json::{Value, json};
 
+use super::Reply;
 use crate::error::{ApiError, ApiResult};
 use crate::object;
 use crate::request::{self, Target};
-use crate::rest::Reply;
-use crate::server::Shared;
+use crate::state::State;
 
 fn strings(v: &Value) -> Vec<String> {
     v.as_array()
@@ -71,7 +71,7 @@ fn review_attributes(
 
 /// Answers the request when it targets a computed endpoint; `None` otherwise.
 pub(crate) async fn handle(
-    shared: &Shared,
+    state: &State,
     target: &Target,
     method: &Method,
     user: &UserInfo,
@@ -99,9 +99,8 @@ pub(crate) async fn handle(
     let status = if token_request {
         let ns = target.namespace.as_deref().unwrap_or_default();
         let name = target.name.as_deref().unwrap_or_default();
-        let sa = shared
-            .store
-            .get(&format!("/registry/core/serviceaccounts/{ns}/{name}"))
+        let sa = state
+            .stored(&format!("/registry/core/serviceaccounts/{ns}/{name}"))
             .ok_or_else(|| ApiError::not_found(info.group_resource(), name))
             .and_then(|kv| object::from_stored(&kv))?;
         let seconds = spec["expirationSeconds"].as_i64().unwrap_or(3600);
@@ -113,9 +112,10 @@ pub(crate) async fn handle(
             ));
         }
         let uid = object::meta_str(&sa, "uid").unwrap_or_default();
-        let (token, exp) = shared
-            .authn
-            .issue(ns, name, uid, seconds, &strings(&spec["audiences"]));
+        let (token, exp) =
+            state
+                .authn()
+                .issue(ns, name, uid, seconds, &strings(&spec["audiences"]));
         let when = jiff::Timestamp::from_second(exp)
             .map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
             .unwrap_or_default();
@@ -132,7 +132,7 @@ pub(crate) async fn handle(
         match info.kind.as_str() {
             "SelfSubjectAccessReview" => {
                 let attrs = review_attributes(user.clone(), &spec, None)?;
-                access(shared, &attrs)?
+                access(state, &attrs)?
             }
             "SubjectAccessReview" | "LocalSubjectAccessReview" => {
                 let mut u = UserInfo::new(
@@ -141,7 +141,7 @@ pub(crate) async fn handle(
                 );
                 u.uid = spec["uid"].as_str().unwrap_or_default().to_string();
                 let attrs = review_attributes(u, &spec, target.namespace.as_deref())?;
-                access(shared, &attrs)?
+                access(state, &attrs)?
             }
             "SelfSubjectRulesReview" => {
                 let ns = spec["namespace"].as_str().unwrap_or_default();
@@ -149,7 +149,7 @@ pub(crate) async fn handle(
                     json!({"resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
                         "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}], "incomplete": false})
                 } else {
-                    shared.authorizer()?.rules_for(user, ns).to_status()
+                    state.authorizer()?.rules_for(user, ns).to_status()
                 }
             }
             "TokenReview" => {
@@ -159,7 +159,7 @@ pub(crate) async fn handle(
                     .ok()
                     .and_then(|v| {
                         h.insert(http::header::AUTHORIZATION, v);
-                        shared.authenticate(&h, "/apis").ok()
+                        state.authenticate(&h, "/apis").ok()
                     });
                 match authenticated {
                     Some(u) => {
@@ -183,10 +183,10 @@ pub(crate) async fn handle(
     }))
 }
 
-fn access(shared: &Shared, attrs: &Attributes) -> ApiResult<Value> {
+fn access(state: &State, attrs: &Attributes) -> ApiResult<Value> {
     if mni_rbac::is_superuser(&attrs.user) {
         return Ok(json!({"allowed": true}));
     }
-    let decision = shared.authorizer()?.authorize(attrs);
+    let decision = state.authorizer()?.authorize(attrs);
     Ok(mni_rbac::access_review_status(&decision))
 }

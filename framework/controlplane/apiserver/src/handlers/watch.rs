@@ -8,8 +8,7 @@
 //! kube-apiserver sends it. Selectors turn updates that cross the selector's edge into
 //! `ADDED`/`DELETED`.
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
@@ -19,69 +18,13 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::error::{ApiError, ApiResult};
-use crate::list::Filter;
 use crate::object;
 use crate::registry::ResourceInfo;
 use crate::request::{Output, Query, Target};
-use crate::server::Shared;
+use crate::state::{Filter, LineCache, State};
 
 /// Default watch duration when the client gives no `timeoutSeconds` (kube uses 30–60 min).
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
-
-/// How many events' encoded lines [`LineCache`] keeps.
-const LINE_CACHE_EVENTS: usize = 4096;
-
-/// One cached line: which object, in which served version and output, and its bytes.
-struct CachedLine {
-    key: String,
-    api_version: String,
-    metadata: bool,
-    line: Bytes,
-}
-
-/// The watch lines of recent events, encoded once and shared by every watcher without a
-/// selector that serves the same event in the same version and output: the first such watcher
-/// parses and encodes, the others copy the `Bytes` handle. Keyed by the event's revision (each
-/// write has its own), the oldest revisions are dropped first.
-#[derive(Default)]
-pub(crate) struct LineCache {
-    lines: Mutex<BTreeMap<i64, Vec<CachedLine>>>,
-}
-
-impl std::fmt::Debug for LineCache {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LineCache").finish_non_exhaustive()
-    }
-}
-
-impl LineCache {
-    fn get(&self, rev: i64, key: &str, api_version: &str, metadata: bool) -> Option<Bytes> {
-        let lines = self.lines.lock().unwrap_or_else(PoisonError::into_inner);
-        lines.get(&rev)?.iter().find_map(|c| {
-            (c.key == key && c.api_version == api_version && c.metadata == metadata)
-                .then(|| c.line.clone())
-        })
-    }
-
-    fn insert(&self, rev: i64, key: &str, api_version: String, metadata: bool, line: Bytes) {
-        let mut lines = self.lines.lock().unwrap_or_else(PoisonError::into_inner);
-        let entries = lines.entry(rev).or_default();
-        if !entries
-            .iter()
-            .any(|c| c.key == key && c.api_version == api_version && c.metadata == metadata)
-        {
-            entries.push(CachedLine {
-                key: key.to_owned(),
-                api_version,
-                metadata,
-                line,
-            });
-        }
-        while lines.len() > LINE_CACHE_EVENTS {
-            lines.pop_first();
-        }
-    }
-}
 
 struct Encoder {
     info: Arc<ResourceInfo>,
@@ -164,7 +107,7 @@ fn error_line(e: &ApiError) -> Bytes {
 
 /// Starts a watch and returns the streaming response.
 pub(crate) async fn watch(
-    shared: Arc<Shared>,
+    state: Arc<State>,
     target: Target,
     q: Query,
     output: Output,
@@ -228,17 +171,15 @@ pub(crate) async fn watch(
     let initial = send_initial.unwrap_or(parsed_rv.is_none());
     let (start, snapshot) = if initial {
         if let Some(r) = parsed_rv {
-            shared.wait_for_revision(r).await?;
+            state.wait_for_revision(r).await?;
         }
-        let listed = shared
-            .store
-            .list(&prefix, &mni_store::ListOptions::default())?;
+        let listed = state.list_stored(&prefix)?;
         (listed.revision, listed.items)
     } else {
         (parsed_rv.unwrap_or(0), Vec::new())
     };
-    let store_watch = shared.store.watch(&prefix, start);
-    let mut shutdown = shared.shutdown_signal();
+    let store_watch = state.watch_stored(&prefix, start);
+    let mut shutdown = state.shutdown_signal();
     tokio::spawn(async move {
         let mut w = match store_watch {
             Ok(w) => w,
@@ -266,7 +207,7 @@ pub(crate) async fn watch(
         }
         let deadline = tokio::time::sleep(timeout);
         tokio::pin!(deadline);
-        let mut tick = tokio::time::interval(shared.bookmark_interval());
+        let mut tick = tokio::time::interval(state.bookmark_interval());
         tick.tick().await;
         let mut last = start;
         loop {
@@ -282,7 +223,7 @@ pub(crate) async fn watch(
                     }
                     Some(Ok(ev)) => {
                         last = ev.revision();
-                        translate(&encoder, &filter, &ev, &shared.watch_lines)
+                        translate(&encoder, &filter, &ev, state.watch_lines())
                     }
                 },
             };

@@ -1,0 +1,128 @@
+//! Namespaces: the system namespaces and the default RBAC policy exist at start-up, and a
+//! namespace being deleted has its contents deleted (each object honouring its own
+//! finalizers) before it goes away.
+
+use serde_json::json;
+
+use crate::error::ApiResult;
+use crate::object;
+use crate::request::Target;
+use crate::state::{State, WriteOptions};
+
+/// Namespaces every cluster has.
+const SYSTEM_NAMESPACES: &[&str] = &["default", "kube-system", "kube-public", "kube-node-lease"];
+
+fn namespaces_target(state: &State, name: Option<&str>) -> Option<Target> {
+    Some(Target {
+        info: state.registry().get("", "v1", "namespaces")?,
+        namespace: None,
+        name: name.map(str::to_string),
+        subresource: None,
+    })
+}
+
+/// Creates the system namespaces and the default RBAC policy when missing.
+pub(crate) async fn bootstrap(state: &State) -> ApiResult<()> {
+    let Some(target) = namespaces_target(state, None) else {
+        return Ok(());
+    };
+    for ns in SYSTEM_NAMESPACES {
+        if state
+            .stored(&format!("/registry/core/namespaces/{ns}"))
+            .is_some()
+        {
+            continue;
+        }
+        let obj = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
+        let opts = WriteOptions::internal("mni-controller-manager");
+        match state.create(&target, obj, &opts, false).await {
+            Ok(_) => {}
+            Err(e) if e.code == 409 => {}
+            Err(e) => return Err(e),
+        }
+    }
+    // The default RBAC policy, as kube-apiserver's bootstrap-roles post-start hook installs it.
+    for obj in mni_rbac::bootstrap_policy() {
+        let plural = match obj["kind"].as_str() {
+            Some("ClusterRole") => "clusterroles",
+            Some("ClusterRoleBinding") => "clusterrolebindings",
+            _ => continue,
+        };
+        let Some(info) = state
+            .registry()
+            .get("rbac.authorization.k8s.io", "v1", plural)
+        else {
+            continue;
+        };
+        if state.stored(&info.key(None, object::name(&obj))).is_some() {
+            continue;
+        }
+        let target = Target {
+            info,
+            namespace: None,
+            name: None,
+            subresource: None,
+        };
+        let opts = WriteOptions::internal("mni-controller-manager");
+        match state.create(&target, obj, &opts, false).await {
+            Ok(_) => {}
+            Err(e) if e.code == 409 => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Finishes the deletion of terminating namespaces: deletes their contents, then the
+/// namespace once nothing is left.
+pub(super) async fn finalize_namespaces(state: &State) -> ApiResult<()> {
+    let listed = state.list_stored("/registry/core/namespaces/")?;
+    for kv in listed.items {
+        let ns_obj = object::from_stored(&kv)?;
+        if object::meta_str(&ns_obj, "deletionTimestamp").is_none() {
+            continue;
+        }
+        let ns = object::name(&ns_obj).to_string();
+        let resources: Vec<_> = {
+            let registry = state.registry();
+            let mut seen = std::collections::BTreeSet::new();
+            registry
+                .all()
+                .filter(|i| i.namespaced && seen.insert(i.storage_prefix.clone()))
+                .cloned()
+                .collect()
+        };
+        let mut remaining = 0;
+        for info in resources {
+            let prefix = info.collection_prefix(Some(&ns));
+            let items = state.list_stored(&prefix)?;
+            for item in items.items {
+                remaining += 1;
+                let obj = object::from_stored(&item)?;
+                if object::meta_str(&obj, "deletionTimestamp").is_some() {
+                    continue;
+                }
+                let target = Target {
+                    info: info.clone(),
+                    namespace: Some(ns.clone()),
+                    name: Some(object::name(&obj).to_string()),
+                    subresource: None,
+                };
+                match state.delete(&target, &json!({}), false).await {
+                    Ok(_) => {}
+                    Err(e) if e.code == 404 || e.code == 409 => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        if remaining == 0 {
+            match state.remove_stored(&kv.key, kv.mod_revision).await {
+                // Objects the namespace owned are now garbage.
+                Ok(_) => state.kick_controllers(),
+                Err(mni_store::Error::NotFound { .. } | mni_store::Error::Conflict { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    Ok(())
+}
