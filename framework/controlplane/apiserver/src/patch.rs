@@ -312,7 +312,8 @@ mod tests {
 
     #[test]
     fn containers_merge_by_name() {
-        let doc = pod(json!({"containers": [{"name": "a", "image": "x"}, {"name": "b", "image": "y"}]}));
+        let doc =
+            pod(json!({"containers": [{"name": "a", "image": "x"}, {"name": "b", "image": "y"}]}));
         let out = smp(
             doc,
             json!({"spec": {"containers": [{"name": "b", "image": "z"}]}}),
@@ -418,10 +419,7 @@ mod tests {
     fn scalar_lists_with_merge_are_unioned() {
         let mut doc = pod(json!({}));
         doc["metadata"]["finalizers"] = json!(["a", "b"]);
-        let out = smp(
-            doc.clone(),
-            json!({"metadata": {"finalizers": ["b", "c"]}}),
-        );
+        let out = smp(doc.clone(), json!({"metadata": {"finalizers": ["b", "c"]}}));
         assert_eq!(out["metadata"]["finalizers"], json!(["a", "b", "c"]));
         let out = smp(
             doc,

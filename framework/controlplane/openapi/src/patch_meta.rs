@@ -34,10 +34,7 @@ fn map_type(t: MapType) -> &'static str {
 /// Adds the patch and list extensions of the table to every schema and property it knows.
 pub(crate) fn apply(definitions: &mut Map<String, Value>) {
     for def in mni_builtin_schema::definitions() {
-        let Some(schema) = definitions
-            .get_mut(def.name)
-            .and_then(Value::as_object_mut)
-        else {
+        let Some(schema) = definitions.get_mut(def.name).and_then(Value::as_object_mut) else {
             continue;
         };
         if let Some(t) = def.map_type {
@@ -59,7 +56,11 @@ pub(crate) fn apply(definitions: &mut Map<String, Value>) {
             if !field.list_map_keys.is_empty() {
                 property.insert(
                     "x-kubernetes-list-map-keys".into(),
-                    field.list_map_keys.iter().map(|k| Value::from(*k)).collect(),
+                    field
+                        .list_map_keys
+                        .iter()
+                        .map(|k| Value::from(*k))
+                        .collect(),
                 );
             }
             if let Some(t) = field.map_type {
@@ -148,7 +149,11 @@ mod tests {
         apply(&mut defs);
         let sa = &defs["io.k8s.api.core.v1.ServiceAccount"]["properties"];
         assert_eq!(sa["imagePullSecrets"]["x-kubernetes-list-type"], "atomic");
-        assert!(sa["imagePullSecrets"].get("x-kubernetes-patch-strategy").is_none());
+        assert!(
+            sa["imagePullSecrets"]
+                .get("x-kubernetes-patch-strategy")
+                .is_none()
+        );
         assert_eq!(sa["secrets"]["x-kubernetes-patch-merge-key"], "name");
         let pod = &defs["io.k8s.api.core.v1.PodSpec"]["properties"];
         assert_eq!(pod["tolerations"]["x-kubernetes-list-type"], "atomic");

@@ -296,13 +296,19 @@ mod tests {
 
     #[test]
     fn list_and_map_types() {
-        let finalizers = field("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", "finalizers");
+        let finalizers = field(
+            "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+            "finalizers",
+        );
         assert_eq!(finalizers.apply_list_type().0, ListType::Set);
         let labels = field("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", "labels");
         assert_eq!(labels.shape, Shape::Map);
         let selector = definition("io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector");
         assert_eq!(selector.and_then(|d| d.map_type), Some(MapType::Atomic));
-        let owners = field("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", "ownerReferences");
+        let owners = field(
+            "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+            "ownerReferences",
+        );
         assert_eq!(owners.apply_list_type(), (ListType::Map, vec!["uid"]));
     }
 

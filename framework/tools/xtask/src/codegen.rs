@@ -117,9 +117,7 @@ fn rustfmt(path: &Path, text: &str) -> Result<String, RenderError> {
             .write_all(text.as_bytes())
             .map_err(|e| error(e.to_string()))?;
     }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| error(e.to_string()))?;
+    let out = child.wait_with_output().map_err(|e| error(e.to_string()))?;
     if !out.status.success() {
         return Err(error(String::from_utf8_lossy(&out.stderr).into_owned()));
     }
@@ -167,7 +165,9 @@ pub fn drifted(files: &[GeneratedFile]) -> Result<Vec<PathBuf>, CodegenError> {
     let root = repo_root();
     let mut out: Vec<PathBuf> = files
         .iter()
-        .filter(|f| std::fs::read_to_string(root.join(&f.path)).ok().as_deref() != Some(&f.contents))
+        .filter(|f| {
+            std::fs::read_to_string(root.join(&f.path)).ok().as_deref() != Some(&f.contents)
+        })
         .map(|f| f.path.clone())
         .collect();
     out.extend(stale(files)?);

@@ -103,13 +103,22 @@ pub const ROOTS: &[(&str, &str, &[&str])] = &[
     (
         "admissionregistration.k8s.io",
         "v1",
-        &["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"],
+        &[
+            "MutatingWebhookConfiguration",
+            "ValidatingWebhookConfiguration",
+        ],
     ),
     ("apiextensions.k8s.io", "v1", &["CustomResourceDefinition"]),
     (
         "apps",
         "v1",
-        &["ControllerRevision", "DaemonSet", "Deployment", "ReplicaSet", "StatefulSet"],
+        &[
+            "ControllerRevision",
+            "DaemonSet",
+            "Deployment",
+            "ReplicaSet",
+            "StatefulSet",
+        ],
     ),
     (
         "authentication.k8s.io",
@@ -183,7 +192,9 @@ fn generate_from(defs: &Map<String, Value>) -> Result<GeneratedFile, BuiltinSche
         for kind in *kinds {
             let root = defs
                 .iter()
-                .find(|(_, d)| gvks(d).contains(&(group.to_string(), version.to_string(), kind.to_string())))
+                .find(|(_, d)| {
+                    gvks(d).contains(&(group.to_string(), version.to_string(), kind.to_string()))
+                })
                 .ok_or_else(|| BuiltinSchemaError::MissingKind {
                     group: group.to_string(),
                     version: version.to_string(),

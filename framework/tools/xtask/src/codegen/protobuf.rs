@@ -125,7 +125,11 @@ const SPECIAL: &[(&str, &str, &str)] = &[
     (APIEXT, "Json", "RawJson"),
     (APIEXT, "JsonSchemaPropsOrArray", "SchemaOrArray"),
     (APIEXT, "JsonSchemaPropsOrBool", "SchemaOrBool"),
-    (APIEXT, "JsonSchemaPropsOrStringArray", "SchemaOrStringArray"),
+    (
+        APIEXT,
+        "JsonSchemaPropsOrStringArray",
+        "SchemaOrStringArray",
+    ),
 ];
 const APIEXT: &str = "apiextensions_apiserver/pkg/apis/apiextensions/v1";
 
@@ -228,7 +232,11 @@ pub fn generate(inputs: &inputs::Inputs) -> Result<Vec<GeneratedFile>, ProtobufE
             let items = messages
                 .into_iter()
                 .map(|(key, (goname, fields))| message_item(key, goname, fields));
-            GeneratedFile::new(Path::new(OUT_DIR).join(format!("gen_{pkg}.rs")), &header, items)
+            GeneratedFile::new(
+                Path::new(OUT_DIR).join(format!("gen_{pkg}.rs")),
+                &header,
+                items,
+            )
         })
         .collect::<Result<_, _>>()?)
 }
@@ -303,14 +311,14 @@ impl Generator {
         todo: &mut Vec<Key>,
     ) -> Result<(String, Vec<TableField>), ProtobufError> {
         let (module, name) = key;
-        let fields = self
-            .pb(module)?
-            .get(name)
-            .cloned()
-            .ok_or_else(|| ProtobufError::MissingMessage {
-                module: module.clone(),
-                name: name.clone(),
-            })?;
+        let fields =
+            self.pb(module)?
+                .get(name)
+                .cloned()
+                .ok_or_else(|| ProtobufError::MissingMessage {
+                    module: module.clone(),
+                    name: name.clone(),
+                })?;
         let (goname, mut jnames) = openapi_names(&self.openapi_src.join(module), name)?;
         if goname.is_none()
             && let Some((_, source)) = NAME_SOURCE.iter().find(|(n, _)| n == name)
@@ -337,9 +345,8 @@ impl Generator {
             let is_message_optional = field.attr.len() >= 2
                 && field.attr[0].0 == "message"
                 && field.attr[1].0 == "optional";
-            let json = if let Some((_, _, j)) = OVERRIDES
-                .iter()
-                .find(|(m, f, _)| m == name && *f == rname)
+            let json = if let Some((_, _, j)) =
+                OVERRIDES.iter().find(|(m, f, _)| m == name && *f == rname)
             {
                 (*j).to_string()
             } else if let Some(j) = jnames
@@ -688,10 +695,9 @@ mod tests {
                 "ObjectMeta".to_string()
             )
         );
-        let wrapped: Type = syn::parse_str(
-            "::core::option::Option<::prost::alloc::boxed::Box<JsonSchemaProps>>",
-        )
-        .expect("type");
+        let wrapped: Type =
+            syn::parse_str("::core::option::Option<::prost::alloc::boxed::Box<JsonSchemaProps>>")
+                .expect("type");
         assert_eq!(last_segment(&inner_type(&wrapped)), "JsonSchemaProps");
     }
 }
