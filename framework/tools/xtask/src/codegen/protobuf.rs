@@ -152,6 +152,9 @@ const OVERRIDES: &[(&str, &str, &str)] = &[
 /// A message: k8s-pb module path and prost struct name.
 type Key = (String, String);
 
+/// A generated table: the Go name of the message and its fields.
+type Table = (String, Vec<TableField>);
+
 /// A prost field as the tables need it.
 #[derive(Clone)]
 struct PbField {
@@ -213,7 +216,7 @@ pub fn generate(inputs: &inputs::Inputs) -> Result<Vec<GeneratedFile>, ProtobufE
         .iter()
         .map(|(m, n)| (m.to_string(), n.to_string()))
         .collect();
-    let mut seen: BTreeMap<Key, (String, Vec<TableField>)> = BTreeMap::new();
+    let mut seen: BTreeMap<Key, Table> = BTreeMap::new();
     while let Some(key) = todo.pop() {
         if seen.contains_key(&key) {
             continue;
@@ -221,7 +224,7 @@ pub fn generate(inputs: &inputs::Inputs) -> Result<Vec<GeneratedFile>, ProtobufE
         let (goname, fields) = generator.message(&key, &mut todo)?;
         seen.insert(key, (goname, fields));
     }
-    let mut files: BTreeMap<String, Vec<(&Key, &(String, Vec<TableField>))>> = BTreeMap::new();
+    let mut files: BTreeMap<String, Vec<(&Key, &Table)>> = BTreeMap::new();
     for (key, value) in &seen {
         files.entry(pkg_key(&key.0)).or_default().push((key, value));
     }
@@ -305,11 +308,7 @@ impl Generator {
     }
 
     /// The table of one message; pushes the messages its fields reference onto `todo`.
-    fn message(
-        &mut self,
-        key: &Key,
-        todo: &mut Vec<Key>,
-    ) -> Result<(String, Vec<TableField>), ProtobufError> {
+    fn message(&mut self, key: &Key, todo: &mut Vec<Key>) -> Result<Table, ProtobufError> {
         let (module, name) = key;
         let fields =
             self.pb(module)?
