@@ -20,6 +20,8 @@ enum Layer {
     Scaffold,
     Services,
     Tests,
+    /// Repository chores (`framework/tools/xtask`): run by developers and CI, linked by nothing.
+    Tools,
 }
 
 impl Layer {
@@ -34,6 +36,7 @@ impl Layer {
             ["plugins", _] | ["scaffold-cli", ..] | ["templates", ..] => Layer::Scaffold,
             ["services", _] => Layer::Services,
             ["tests", ..] => Layer::Tests,
+            ["framework", "tools"] => Layer::Tools,
             _ => {
                 panic!("{dir}: a crate outside every layer; place it in one (see architecture.md)")
             }

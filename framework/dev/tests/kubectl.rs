@@ -734,6 +734,43 @@ fn strategic_merge_patches_from_kubectl() {
     );
 }
 
+/// `kubectl patch` (strategic) merges by the patch strategy of each field's *type*: a
+/// ServiceAccount's `imagePullSecrets` are atomic (replaced) while its `secrets` merge by
+/// `name`, unlike a PodSpec's `imagePullSecrets`; a Service's ports merge by `port`.
+#[test]
+fn strategic_merge_patches_follow_the_types() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dev = Dev::up(tmp.path());
+    dev.apply(
+        "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: typed\n  namespace: default\nimagePullSecrets: [{name: a}]\nsecrets: [{name: x}]\n",
+    );
+    dev.ok(&[
+        "patch",
+        "serviceaccount",
+        "typed",
+        "--type",
+        "strategic",
+        "-p",
+        r#"{"imagePullSecrets":[{"name":"b"}],"secrets":[{"name":"y"}]}"#,
+    ]);
+    let get =
+        |kind: &str, path: &str| dev.ok(&["get", kind, "typed", "-o", &format!("jsonpath={path}")]);
+    assert_eq!(get("serviceaccount", "{.imagePullSecrets[*].name}"), "b");
+    assert_eq!(get("serviceaccount", "{.secrets[*].name}"), "x y");
+    dev.apply(
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: typed\n  namespace: default\nspec:\n  selector: {app: typed}\n  ports: [{name: http, port: 80, targetPort: 8080}]\n",
+    );
+    dev.ok(&[
+        "patch",
+        "service",
+        "typed",
+        "-p",
+        r#"{"spec":{"ports":[{"port":80,"targetPort":9090},{"name":"https","port":443}]}}"#,
+    ]);
+    assert_eq!(get("service", "{.spec.ports[*].targetPort}"), "9090 443");
+    assert_eq!(get("service", "{.spec.ports[0].name}"), "http");
+}
+
 #[test]
 fn insecure_http_is_loopback_only_and_usable_by_kubectl() {
     let tmp = tempfile::tempdir().expect("tempdir");

@@ -1,12 +1,17 @@
 //! Patch documents: JSON patch (RFC 6902), JSON merge patch (RFC 7386) and strategic merge
 //! patch for built-in kinds.
 //!
-//! Strategic merge patch here follows the patch strategy kube-apiserver reads from the Go
-//! struct tags: lists of named things merge by their merge key (containers by `name`, ports by
-//! `containerPort`, …), other lists are replaced, and the `$patch`, `$retainKeys`,
-//! `$setElementOrder/…` and `$deleteFromPrimitiveList/…` directives are honoured. Custom
-//! resources have no patch strategy, so a strategic patch on them is a 415, as upstream.
+//! Strategic merge patch follows the patch strategies of Kubernetes' Go types, read from the
+//! generated table of `mni-builtin-schema` (the same one `/openapi/v2` and `/openapi/v3`
+//! publish to kubectl): the walk starts at the definition of the object's `apiVersion`/`kind`
+//! and follows each field's type, so a list merges by the key of *its* type (a container's
+//! `ports` by `containerPort`, a service's by `port`), lists without a `merge` strategy
+//! (`tolerations`, `args`) are replaced, scalar lists with one (`finalizers`) are unioned, and
+//! the `$patch`, `$retainKeys`, `$setElementOrder/…` and `$deleteFromPrimitiveList/…`
+//! directives are honoured. Custom resources have no patch strategy, so a strategic patch on
+//! them is a 415, as upstream.
 
+use mni_builtin_schema::{Definition, Field, Shape};
 use serde_json::{Map, Value};
 
 use crate::error::{ApiError, ApiResult};
@@ -70,7 +75,7 @@ impl Patch {
         match self {
             Patch::Json(ops) => apply_json_patch(&mut out, &null_tests_of_missing_paths(ops, doc))?,
             Patch::Merge(p) => json_patch::merge(&mut out, p),
-            Patch::Strategic(p) => strategic_merge(&mut out, p, ""),
+            Patch::Strategic(p) => strategic_merge(&mut out, p, Schema::of_object(doc)),
         }
         Ok(out)
     }
@@ -136,31 +141,57 @@ fn null_tests_of_missing_paths(ops: &json_patch::Patch, doc: &Value) -> json_pat
     serde_json::from_value(Value::Array(kept)).unwrap_or_else(|_| ops.clone())
 }
 
-/// The merge key of a list field in built-in kinds, by field name (and parent for `ports`).
-fn merge_key(field: &str, parent: &str) -> Option<&'static str> {
-    Some(match field {
-        "containers"
-        | "initContainers"
-        | "ephemeralContainers"
-        | "volumes"
-        | "env"
-        | "imagePullSecrets" => "name",
-        "hostAliases" => "ip",
-        "volumeMounts" => "mountPath",
-        "volumeDevices" => "devicePath",
-        "conditions" => "type",
-        "ownerReferences" => "uid",
-        "ports" if parent.ends_with("containers") => "containerPort",
-        "ports" if parent == "spec" => "port",
-        "topologySpreadConstraints" => "topologyKey",
-        "resourceClaims" => "name",
-        _ => return None,
-    })
+/// Where a value sits in the built-in schema table, which says how its lists merge.
+#[derive(Debug, Clone, Copy)]
+enum Schema {
+    /// Not in the table: lists are replaced.
+    Unknown,
+    /// An object of this definition.
+    Struct(&'static Definition),
+    /// A map (`additionalProperties`) whose values are of this definition (or scalars).
+    Entries(Option<&'static Definition>),
 }
 
-/// Merges a strategic patch into `target`. `parent` is the field name of the enclosing list or
-/// object, used to pick merge keys.
-fn strategic_merge(target: &mut Value, patch: &Value, parent: &str) {
+impl Schema {
+    /// The root definition of the object's kind, from its `apiVersion` and `kind`.
+    fn of_object(doc: &Value) -> Schema {
+        let api_version = doc.get("apiVersion").and_then(Value::as_str);
+        let kind = doc.get("kind").and_then(Value::as_str);
+        match api_version.zip(kind) {
+            Some((av, kind)) => mni_builtin_schema::kind_of_api_version(av, kind)
+                .map_or(Schema::Unknown, Schema::Struct),
+            None => Schema::Unknown,
+        }
+    }
+
+    fn of_definition(def: Option<&'static Definition>) -> Schema {
+        def.map_or(Schema::Unknown, Schema::Struct)
+    }
+
+    /// The table's field for `key`, if this is a struct that has it.
+    fn field(self, key: &str) -> Option<&'static Field> {
+        match self {
+            Schema::Struct(def) => def.field(key),
+            _ => None,
+        }
+    }
+
+    /// The schema of the value under `key`.
+    fn child(self, key: &str) -> Schema {
+        match self {
+            Schema::Struct(def) => match def.field(key) {
+                Some(f) if f.shape == Shape::Map => Schema::Entries(f.ty),
+                Some(f) => Schema::of_definition(f.ty),
+                None => Schema::Unknown,
+            },
+            Schema::Entries(ty) => Schema::of_definition(ty),
+            Schema::Unknown => Schema::Unknown,
+        }
+    }
+}
+
+/// Merges a strategic patch into `target`, whose place in the schema table is `schema`.
+fn strategic_merge(target: &mut Value, patch: &Value, schema: Schema) {
     let Value::Object(p) = patch else {
         *target = patch.clone();
         return;
@@ -199,17 +230,21 @@ fn strategic_merge(target: &mut Value, patch: &Value, parent: &str) {
                 t.remove(key);
             }
             Value::Array(items) => {
-                let merged = match (merge_key(key, parent), t.get(key)) {
-                    (Some(mk), Some(Value::Array(existing))) => {
-                        merge_list(existing.clone(), items, mk, key)
-                    }
+                let field = schema.field(key).filter(|f| f.merges());
+                let merged = match (field, t.get(key)) {
+                    (Some(f), Some(Value::Array(existing))) => match f.patch_merge_key {
+                        Some(mk) => {
+                            merge_list(existing.clone(), items, mk, Schema::of_definition(f.ty))
+                        }
+                        None => merge_primitive_list(existing.clone(), items),
+                    },
                     _ => Value::Array(items.iter().filter(|i| !is_directive(i)).cloned().collect()),
                 };
                 t.insert(key.clone(), merged);
             }
             Value::Object(_) => {
                 let entry = t.entry(key.clone()).or_insert(Value::Null);
-                strategic_merge(entry, value, key);
+                strategic_merge(entry, value, schema.child(key));
             }
             other => {
                 t.insert(key.clone(), other.clone());
@@ -222,7 +257,9 @@ fn is_directive(v: &Value) -> bool {
     v.get("$patch").is_some()
 }
 
-fn merge_list(mut existing: Vec<Value>, patch: &[Value], mk: &str, field: &str) -> Value {
+/// A list merged by `mk`: patch items replace-merge into the existing item with the same key,
+/// are appended when new, or delete it with `$patch: delete`.
+fn merge_list(mut existing: Vec<Value>, patch: &[Value], mk: &str, items: Schema) -> Value {
     if patch
         .iter()
         .any(|i| i.get("$patch").and_then(Value::as_str) == Some("replace"))
@@ -242,8 +279,19 @@ fn merge_list(mut existing: Vec<Value>, patch: &[Value], mk: &str, field: &str) 
             continue;
         }
         match pos {
-            Some(i) => strategic_merge(&mut existing[i], item, field),
+            Some(i) => strategic_merge(&mut existing[i], item, items),
             None => existing.push(item.clone()),
+        }
+    }
+    Value::Array(existing)
+}
+
+/// A list of scalars with the `merge` strategy (`finalizers`): the union, existing order
+/// first (removals go through `$deleteFromPrimitiveList`).
+fn merge_primitive_list(mut existing: Vec<Value>, patch: &[Value]) -> Value {
+    for item in patch.iter().filter(|i| !is_directive(i)) {
+        if !existing.contains(item) {
+            existing.push(item.clone());
         }
     }
     Value::Array(existing)
@@ -258,9 +306,14 @@ mod tests {
         Patch::Strategic(patch).apply(&doc).expect("apply")
     }
 
+    fn pod(spec: Value) -> Value {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec})
+    }
+
     #[test]
     fn containers_merge_by_name() {
-        let doc = json!({"spec": {"containers": [{"name": "a", "image": "x"}, {"name": "b", "image": "y"}]}});
+        let doc =
+            pod(json!({"containers": [{"name": "a", "image": "x"}, {"name": "b", "image": "y"}]}));
         let out = smp(
             doc,
             json!({"spec": {"containers": [{"name": "b", "image": "z"}]}}),
@@ -273,13 +326,118 @@ mod tests {
 
     #[test]
     fn directives_delete_and_replace() {
-        let doc = json!({"metadata": {"labels": {"a": "1", "b": "2"}}, "spec": {"containers": [{"name": "a"}, {"name": "b"}]}});
+        let mut doc = pod(json!({"containers": [{"name": "a"}, {"name": "b"}]}));
+        doc["metadata"]["labels"] = json!({"a": "1", "b": "2"});
         let out = smp(
             doc,
             json!({"metadata": {"labels": {"a": null}}, "spec": {"containers": [{"name": "a", "$patch": "delete"}]}}),
         );
         assert_eq!(out["metadata"]["labels"], json!({"b": "2"}));
         assert_eq!(out["spec"]["containers"], json!([{"name": "b"}]));
+    }
+
+    #[test]
+    fn merge_keys_follow_the_type_not_the_field_name() {
+        // One field name, two merge keys: ContainerPort by `containerPort`, ServicePort by
+        // `port`; env by `name`, volumeMounts by `mountPath`.
+        let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"template": {"spec": {
+            "containers": [{"name": "c", "ports": [{"containerPort": 80, "name": "http"}],
+                "env": [{"name": "A", "value": "1"}],
+                "volumeMounts": [{"name": "v", "mountPath": "/a"}]}]}}}});
+        let out = smp(
+            deployment,
+            json!({"spec": {"template": {"spec": {"containers": [{"name": "c",
+                "ports": [{"containerPort": 80, "name": "web"}, {"containerPort": 443}],
+                "env": [{"name": "B", "value": "2"}],
+                "volumeMounts": [{"name": "w", "mountPath": "/a"}]}]}}}}),
+        );
+        let c = &out["spec"]["template"]["spec"]["containers"][0];
+        assert_eq!(
+            c["ports"],
+            json!([{"containerPort": 80, "name": "web"}, {"containerPort": 443}])
+        );
+        assert_eq!(
+            c["env"],
+            json!([{"name": "A", "value": "1"}, {"name": "B", "value": "2"}])
+        );
+        // volumeMounts merge by mountPath: same path, the patch's volume name wins.
+        assert_eq!(c["volumeMounts"], json!([{"name": "w", "mountPath": "/a"}]));
+
+        let service = json!({"apiVersion": "v1", "kind": "Service", "spec": {
+            "ports": [{"port": 80, "targetPort": 8080, "name": "http"}]}});
+        let out = smp(
+            service,
+            json!({"spec": {"ports": [{"port": 80, "targetPort": 9090}, {"port": 443}]}}),
+        );
+        assert_eq!(
+            out["spec"]["ports"],
+            json!([{"port": 80, "targetPort": 9090, "name": "http"}, {"port": 443}])
+        );
+    }
+
+    #[test]
+    fn the_same_field_name_merges_per_parent_type() {
+        // `imagePullSecrets` merges by `name` in a PodSpec but is atomic in a ServiceAccount,
+        // whose `secrets` merge by `name`: guessing by field name got both wrong.
+        let sa = json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "s"},
+            "imagePullSecrets": [{"name": "a"}], "secrets": [{"name": "x"}]});
+        let out = smp(
+            sa,
+            json!({"imagePullSecrets": [{"name": "b"}], "secrets": [{"name": "y"}]}),
+        );
+        assert_eq!(out["imagePullSecrets"], json!([{"name": "b"}]));
+        assert_eq!(out["secrets"], json!([{"name": "x"}, {"name": "y"}]));
+        let out = smp(
+            pod(json!({"imagePullSecrets": [{"name": "a"}]})),
+            json!({"spec": {"imagePullSecrets": [{"name": "b"}]}}),
+        );
+        assert_eq!(
+            out["spec"]["imagePullSecrets"],
+            json!([{"name": "a"}, {"name": "b"}])
+        );
+    }
+
+    #[test]
+    fn lists_without_a_merge_strategy_are_replaced() {
+        // `tolerations` and a container's `args` are atomic upstream.
+        let doc = pod(json!({
+            "tolerations": [{"key": "a", "operator": "Exists"}],
+            "containers": [{"name": "c", "args": ["x", "y"]}]}));
+        let out = smp(
+            doc,
+            json!({"spec": {"tolerations": [{"key": "b", "operator": "Exists"}],
+                "containers": [{"name": "c", "args": ["z"]}]}}),
+        );
+        assert_eq!(
+            out["spec"]["tolerations"],
+            json!([{"key": "b", "operator": "Exists"}])
+        );
+        assert_eq!(out["spec"]["containers"][0]["args"], json!(["z"]));
+    }
+
+    #[test]
+    fn scalar_lists_with_merge_are_unioned() {
+        let mut doc = pod(json!({}));
+        doc["metadata"]["finalizers"] = json!(["a", "b"]);
+        let out = smp(doc.clone(), json!({"metadata": {"finalizers": ["b", "c"]}}));
+        assert_eq!(out["metadata"]["finalizers"], json!(["a", "b", "c"]));
+        let out = smp(
+            doc,
+            json!({"metadata": {"$deleteFromPrimitiveList/finalizers": ["a"]}}),
+        );
+        assert_eq!(out["metadata"]["finalizers"], json!(["b"]));
+    }
+
+    #[test]
+    fn maps_of_structs_and_unknown_kinds() {
+        // A kind outside the table (or without apiVersion/kind) has no merge keys.
+        let doc = json!({"spec": {"containers": [{"name": "a"}]}});
+        let out = smp(doc, json!({"spec": {"containers": [{"name": "b"}]}}));
+        assert_eq!(out["spec"]["containers"], json!([{"name": "b"}]));
+        // ConfigMap data is a map: keys merge, null deletes.
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "1", "b": "2"}});
+        let out = smp(cm, json!({"data": {"a": null, "c": "3"}}));
+        assert_eq!(out["data"], json!({"b": "2", "c": "3"}));
     }
 
     #[test]

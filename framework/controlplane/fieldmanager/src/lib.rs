@@ -34,7 +34,9 @@ pub mod typed;
 pub mod types;
 
 pub use apply::{Applied, BEFORE_FIRST_APPLY, apply, fields_of, try_update, update};
-pub use builtin::{TypeRegistry, builtin, generic, object_meta, pod_spec, pod_template};
+pub use builtin::{
+    TypeRegistry, builtin, from_definition, generic, object_meta, pod_spec, pod_template,
+};
 pub use conflict::{ApplyError, Conflict, gvk_string};
 pub use last_applied::{LAST_APPLIED_ANNOTATION, build_last_applied};
 pub use managed::{
