@@ -151,6 +151,7 @@ fn stale(files: &[GeneratedFile]) -> Result<Vec<PathBuf>, CodegenError> {
     for entry in entries.filter_map(Result::ok) {
         let name = entry.file_name().to_string_lossy().into_owned();
         let rel = Path::new(protobuf::OUT_DIR).join(&name);
+        // The per-package tables of earlier versions (`gen_*.rs`) are stale once found.
         if name.starts_with("gen_") && name.ends_with(".rs") && !files.iter().any(|f| f.path == rel)
         {
             stale.push(rel);
