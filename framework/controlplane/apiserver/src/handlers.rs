@@ -85,6 +85,20 @@ pub(crate) fn json_response(code: u16, body: &Value, warnings: &[String]) -> Res
     resp
 }
 
+/// Decodes a create or update body as an object of `want`, its `apiVersion` and `kind`
+/// defaulted from the path (see `typemeta`).
+fn decode_object(
+    state: &crate::state::State,
+    want: &crate::typemeta::BodyKind,
+    headers: &http::HeaderMap,
+    body: &[u8],
+) -> crate::error::ApiResult<Value> {
+    let mut obj = crate::request::decode_body(headers, body)?;
+    let registry = state.registry();
+    crate::typemeta::decode_kind(want, &mut obj, body, crate::typemeta::known_to(&registry))?;
+    Ok(obj)
+}
+
 /// `force` is for server-side apply only: PUT and the other patches refuse it.
 fn refuse_force(opts: &crate::state::WriteOptions) -> crate::error::ApiResult<()> {
     if opts.force {
