@@ -327,28 +327,21 @@ pub(crate) fn check_applied(want: &BodyKind, applied: &Value) -> ApiResult<()> {
 }
 
 /// The `apiVersion` and `kind` a DELETE body (DeleteOptions) may carry: none, or
-/// `DeleteOptions` in `meta.k8s.io` or in the legacy `v1`.
-pub(crate) fn check_delete_options(options: &Value) -> ApiResult<()> {
-    let s = |k: &str| options.get(k).and_then(Value::as_str).unwrap_or_default();
-    let kind_ok = matches!(s("kind"), "" | "DeleteOptions");
-    let version_ok = matches!(
-        s("apiVersion"),
-        "" | "v1" | "meta.k8s.io/v1" | "meta.k8s.io/v1beta1"
-    );
-    if kind_ok && version_ok {
+/// `DeleteOptions` of any version (`meta.k8s.io/v1`, the legacy `v1`, or a group's, which
+/// kube-apiserver still accepts for old clients).
+pub(crate) fn check_delete_options(options: &Value, raw: &[u8]) -> ApiResult<()> {
+    let want = BodyKind::typed("meta.k8s.io", "v1", "DeleteOptions");
+    let api_version = type_field(options.get("apiVersion"), "apiVersion", &want, raw)?;
+    let kind = type_field(options.get("kind"), "kind", &want, raw)?;
+    if matches!(kind.as_str(), "" | "DeleteOptions") {
         return Ok(());
     }
-    // kube-apiserver reports what the meta scheme cannot decode as a plain error: a 500.
-    Err(ApiError::new(
-        500,
-        "",
-        format!(
-            "no kind \"{}\" is registered for version \"{}\" in scheme \
-             \"k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme/register.go:28\"",
-            s("kind"),
-            s("apiVersion")
-        ),
-    ))
+    // kube-apiserver answers a plain 500 for what its meta scheme cannot decode; a body of
+    // another kind is the client's mistake, so this is a 400 with the scheme's words.
+    Err(ApiError::bad_request(format!(
+        "no kind \"{kind}\" is registered for version \"{api_version}\" in scheme \
+         \"k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme/register.go:28\""
+    )))
 }
 
 #[cfg(test)]
@@ -530,12 +523,19 @@ mod tests {
             json!({}),
             json!({"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1"}),
             json!({"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Foreground"}),
+            json!({"kind": "DeleteOptions", "apiVersion": "apps/v1"}),
         ] {
-            check_delete_options(&ok).expect("accepted");
+            check_delete_options(&ok, b"{}").expect("accepted");
         }
-        let err =
-            check_delete_options(&json!({"kind": "Pod", "apiVersion": "v1"})).expect_err("Pod");
-        assert_eq!(err.code, 500);
+        let err = check_delete_options(&json!({"kind": "Pod", "apiVersion": "v1"}), b"{}")
+            .expect_err("Pod");
+        assert_eq!(err.code, 400);
+        let err = check_delete_options(&json!({"kind": 7}), b"{\"kind\":7}").expect_err("7");
+        assert!(
+            err.message.contains("cannot unmarshal number"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]
