@@ -67,7 +67,10 @@ fn python_client_models_without_api_version_and_kind() {
 
     let tmp = tempfile::tempdir().expect("tempdir");
     let _dev = Dev::up(tmp.path());
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/python_client.py");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/python_client.py"
+    );
     let out = Command::new(&python)
         .arg(script)
         .arg(tmp.path().join("kubeconfig"))
@@ -112,7 +115,9 @@ fn python_client_models_without_api_version_and_kind() {
 
     // Custom objects are decoded unstructured: their kind is required.
     assert_eq!(r["custom_without_kind"]["status"], 400, "{r}");
-    let message = r["custom_without_kind"]["message"].as_str().unwrap_or_default();
+    let message = r["custom_without_kind"]["message"]
+        .as_str()
+        .unwrap_or_default();
     assert!(
         message.starts_with(
             "Widget in version \"v1\" cannot be handled as a Widget: Object 'Kind' is missing in '"
