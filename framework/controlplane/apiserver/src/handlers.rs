@@ -93,7 +93,11 @@ fn decode_object(
     headers: &http::HeaderMap,
     body: &[u8],
 ) -> crate::error::ApiResult<Value> {
-    let mut obj = crate::request::decode_body(headers, body)?;
+    let api_version = want.api_version();
+    let defaults = want
+        .typed
+        .then_some((api_version.as_str(), want.kind.as_str()));
+    let mut obj = crate::request::decode_body_as(headers, body, defaults)?;
     let registry = state.registry();
     crate::typemeta::decode_kind(want, &mut obj, body, crate::typemeta::known_to(&registry))?;
     Ok(obj)

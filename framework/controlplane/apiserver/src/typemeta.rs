@@ -9,7 +9,9 @@
 //! Custom resources are decoded into `Unstructured`, which ignores the defaults: their bodies
 //! must carry `kind`, and a missing `apiVersion` is a version mismatch; a wrong `kind` in the
 //! right version is left to validation (`kind: Invalid value`). Server-side apply takes no
-//! defaults at all (the field manager's version check). DeleteOptions may be bare.
+//! defaults at all (the field manager's version check). DeleteOptions may be bare. Protobuf
+//! bodies follow the same rules: an envelope with an empty `typeMeta` takes the path's
+//! (`request::decode_body_as`), one that names another kind is refused here.
 
 use serde_json::Value;
 

@@ -1,8 +1,8 @@
 //! Request bodies decoded as kube-apiserver decodes them, over real HTTP: `apiVersion` and
 //! `kind` default to the path's for built-in kinds (namespaced, cluster-scoped, `status`,
 //! `scale`, reviews), custom resources must name their kind, a body of another version or kind
-//! is refused with upstream's message and stores nothing, and server-side apply takes no
-//! defaults.
+//! is refused with upstream's message and stores nothing (protobuf envelopes alike), and
+//! server-side apply takes no defaults.
 
 use http::Request;
 use kube::Client;
@@ -34,6 +34,35 @@ async fn send(
         Err(kube::Error::Api(s)) => Err((s.code, s.reason.clone(), s.message.clone())),
         Err(other) => panic!("{method} {path}: {other:?}"),
     }
+}
+
+/// Sends a Kubernetes protobuf body.
+async fn send_protobuf(client: &Client, path: &str, body: Vec<u8>) -> Result<Value, Refusal> {
+    let request = Request::builder()
+        .method("POST")
+        .uri(path)
+        .header("Content-Type", mni_protobuf::CONTENT_TYPE)
+        .header("Accept", "application/json")
+        .body(body)
+        .expect("request");
+    match client.request_text(request).await {
+        Ok(text) => Ok(serde_json::from_str(&text).expect("JSON answer")),
+        Err(kube::Error::Api(s)) => Err((s.code, s.reason.clone(), s.message.clone())),
+        Err(other) => panic!("POST {path}: {other:?}"),
+    }
+}
+
+/// `obj` as a protobuf body whose envelope leaves `typeMeta` empty.
+fn protobuf_without_type_meta(obj: &Value) -> Vec<u8> {
+    let full = mni_protobuf::encode(obj).expect("encode");
+    let rest = &full[mni_protobuf::MAGIC.len()..];
+    // Field 1 (typeMeta), length-delimited, shorter than 128 bytes: skip it.
+    assert_eq!(rest[0], 0x0a, "typeMeta first");
+    let after = &rest[2 + usize::from(rest[1])..];
+    let mut out = mni_protobuf::MAGIC.to_vec();
+    out.extend_from_slice(&[0x0a, 0x00]);
+    out.extend_from_slice(after);
+    out
 }
 
 async fn post(client: &Client, path: &str, body: Value) -> Result<Value, Refusal> {
@@ -223,6 +252,35 @@ async fn built_in_bodies_take_apiversion_and_kind_from_the_path() {
         "ConfigMap in version \"v1\" cannot be handled as a TokenRequest: converting (v1.ConfigMap) \
          to (authentication.TokenRequest): unknown conversion"
     );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn protobuf_envelopes_follow_the_same_rules() {
+    let (server, client) = start().await;
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "pb"}, "data": {"a": "1"}});
+    let created = send_protobuf(&client, CONFIGMAPS, protobuf_without_type_meta(&cm))
+        .await
+        .expect("an envelope without typeMeta");
+    assert_eq!(created["kind"], "ConfigMap");
+    assert_eq!(created["data"]["a"], "1");
+    let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "pb2"}});
+    let refused = send_protobuf(
+        &client,
+        CONFIGMAPS,
+        mni_protobuf::encode(&secret).expect("encode"),
+    )
+    .await
+    .expect_err("a Secret envelope posted as a ConfigMap");
+    assert_eq!(
+        bad_request(refused),
+        "Secret in version \"v1\" cannot be handled as a ConfigMap: converting (v1.Secret) to \
+         (core.ConfigMap): unknown conversion"
+    );
+    let (code, ..) = get(&client, &format!("{CONFIGMAPS}/pb2"))
+        .await
+        .expect_err("nothing stored");
+    assert_eq!(code, 404);
     server.shutdown().await;
 }
 
