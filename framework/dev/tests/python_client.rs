@@ -18,11 +18,8 @@ use support::dev::Dev;
 /// The pinned client version (as `.ci/run` installs it).
 const CLIENT: &str = "37.0.2";
 
-/// The Python interpreter with the client: `MNI_PYTHON`, or `.ci/run`'s virtualenv.
-fn python() -> PathBuf {
-    if let Some(p) = std::env::var_os("MNI_PYTHON") {
-        return PathBuf::from(p);
-    }
+/// `.ci/run`'s virtualenv with the client: `~/.cache/mni/python-kubernetes-CLIENT`.
+fn venv() -> PathBuf {
     let cache = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
@@ -30,8 +27,13 @@ fn python() -> PathBuf {
     cache
         .join("mni")
         .join(format!("python-kubernetes-{CLIENT}"))
-        .join("bin")
-        .join("python")
+}
+
+/// The Python interpreter with the client: `MNI_PYTHON`, or the one of [`venv`].
+fn python() -> PathBuf {
+    std::env::var_os("MNI_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| venv().join("bin").join("python"))
 }
 
 #[test]
@@ -58,11 +60,7 @@ fn python_client_models_without_api_version_and_kind() {
             ),
             Err(e) => e.to_string(),
         },
-        venv = python
-            .parent()
-            .and_then(|p| p.parent())
-            .map(|p| p.display().to_string())
-            .unwrap_or_default(),
+        venv = venv().display(),
     );
 
     let tmp = tempfile::tempdir().expect("tempdir");
