@@ -85,6 +85,24 @@ pub(crate) fn json_response(code: u16, body: &Value, warnings: &[String]) -> Res
     resp
 }
 
+/// Decodes a create or update body as an object of `want`, its `apiVersion` and `kind`
+/// defaulted from the path (see `typemeta`).
+fn decode_object(
+    state: &crate::state::State,
+    want: &crate::typemeta::BodyKind,
+    headers: &http::HeaderMap,
+    body: &[u8],
+) -> crate::error::ApiResult<Value> {
+    let api_version = want.api_version();
+    let defaults = want
+        .typed
+        .then_some((api_version.as_str(), want.kind.as_str()));
+    let mut obj = crate::request::decode_body_as(headers, body, defaults)?;
+    let registry = state.registry();
+    crate::typemeta::decode_kind(want, &mut obj, body, crate::typemeta::known_to(&registry))?;
+    Ok(obj)
+}
+
 /// `force` is for server-side apply only: PUT and the other patches refuse it.
 fn refuse_force(opts: &crate::state::WriteOptions) -> crate::error::ApiResult<()> {
     if opts.force {

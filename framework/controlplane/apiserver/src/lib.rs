@@ -31,6 +31,7 @@
 //!    RBAC), `crd` (custom resources), `builtin`, `defaults` and `validation` (built-in kinds),
 //!    `fields` (managedFields, apply), `patch`, `scale`, `object`, `ipalloc`, `openapi`,
 //!    `discovery`, `table` (kubectl's tables), `request` (paths, query, media types),
+//!    `typemeta` (the `apiVersion` and `kind` of bodies, defaulted from the path),
 //!    `registry` (served resources), `error`; and `tls`, `https`, `kubeconfig` for serving.
 
 mod admission;
@@ -56,6 +57,7 @@ mod server;
 mod state;
 mod table;
 pub mod tls;
+mod typemeta;
 mod validation;
 
 pub use auth::ADMIN_USER;

@@ -303,11 +303,24 @@ pub(crate) fn decode_yaml(body: &[u8]) -> ApiResult<Value> {
 
 /// Decodes a JSON, YAML or Kubernetes-protobuf request body into an object.
 pub(crate) fn decode_body(headers: &HeaderMap, body: &[u8]) -> ApiResult<Value> {
+    decode_body_as(headers, body, None)
+}
+
+/// [`decode_body`] for a path of `(apiVersion, kind)`: a protobuf envelope whose `typeMeta` is
+/// empty takes them (JSON and YAML bodies are defaulted by `typemeta`).
+pub(crate) fn decode_body_as(
+    headers: &HeaderMap,
+    body: &[u8],
+    defaults: Option<(&str, &str)>,
+) -> ApiResult<Value> {
     let ct = content_type(headers);
     let value: Value = match ct.as_str() {
         "application/yaml" | "application/apply-patch+yaml" => decode_yaml(body)?,
-        "application/vnd.kubernetes.protobuf" => mni_protobuf::decode(body)
-            .map_err(|e| ApiError::bad_request(format!("error decoding protobuf body: {e}")))?,
+        "application/vnd.kubernetes.protobuf" => match defaults {
+            Some((api_version, kind)) => mni_protobuf::decode_as(body, api_version, kind),
+            None => mni_protobuf::decode(body),
+        }
+        .map_err(|e| ApiError::bad_request(format!("error decoding protobuf body: {e}")))?,
         "application/json"
         | ""
         | "*/*"

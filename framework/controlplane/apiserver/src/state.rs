@@ -37,7 +37,7 @@ use crate::{crd, object, openapi};
 
 pub(crate) use deletion::{FOREGROUND_FINALIZER, ORPHAN_FINALIZER};
 pub(crate) use lines::LineCache;
-pub(crate) use objects::{bind_namespace, check_type};
+pub(crate) use objects::bind_namespace;
 pub(crate) use owners::Owner;
 pub(crate) use selectors::Filter;
 

@@ -59,8 +59,26 @@ fn unknown(buf: &[u8]) -> Result<Unknown<'_>, Error> {
 
 /// Decodes a full body (magic + `runtime.Unknown`) at nesting `depth`.
 pub(crate) fn decode(body: &[u8], depth: usize) -> Result<Value, Error> {
+    decode_with(body, depth, None)
+}
+
+/// [`decode`], with the `apiVersion` and `kind` an empty `typeMeta` defaults to (as
+/// kube-apiserver's protobuf serializer takes them from the request path: `copyKindDefaults`).
+pub(crate) fn decode_with(
+    body: &[u8],
+    depth: usize,
+    defaults: Option<(&str, &str)>,
+) -> Result<Value, Error> {
     let rest = body.strip_prefix(MAGIC).ok_or(Error::MissingMagic)?;
-    let u = unknown(rest)?;
+    let mut u = unknown(rest)?;
+    if let Some((api_version, kind)) = defaults {
+        if u.kind.is_empty() {
+            u.kind = kind.to_string();
+        }
+        if u.api_version.is_empty() {
+            u.api_version = api_version.to_string();
+        }
+    }
     if u.api_version.is_empty() || u.kind.is_empty() {
         return Err(Error::MissingTypeMeta);
     }
@@ -116,4 +134,37 @@ pub(crate) fn encode(obj: &Value) -> Result<Vec<u8>, Error> {
     wire::put_len(&mut out, 3, b"");
     wire::put_len(&mut out, 4, b"");
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A ConfigMap body whose envelope has an empty `typeMeta`, as a client may send it.
+    fn untyped_configmap() -> Vec<u8> {
+        let full = encode(&serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "a"}, "data": {"k": "v"}}))
+        .expect("encode");
+        let u = unknown(&full[MAGIC.len()..]).expect("envelope");
+        let mut out = MAGIC.to_vec();
+        wire::put_len(&mut out, 1, b"");
+        wire::put_len(&mut out, 2, u.raw);
+        out
+    }
+
+    #[test]
+    fn an_empty_type_meta_takes_the_defaults() {
+        let body = untyped_configmap();
+        assert!(matches!(decode(&body, 0), Err(Error::MissingTypeMeta)));
+        let obj = decode_with(&body, 0, Some(("v1", "ConfigMap"))).expect("defaulted");
+        assert_eq!(obj["kind"], "ConfigMap");
+        assert_eq!(obj["apiVersion"], "v1");
+        assert_eq!(obj["data"]["k"], "v");
+        // A typeMeta that is set wins over the defaults.
+        let full = encode(&serde_json::json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "s"}}))
+        .expect("encode");
+        let obj = decode_with(&full, 0, Some(("v1", "ConfigMap"))).expect("typed");
+        assert_eq!(obj["kind"], "Secret");
+    }
 }

@@ -45,6 +45,12 @@ pub fn decode(body: &[u8]) -> Result<serde_json::Value, Error> {
     envelope::decode(body, 0)
 }
 
+/// [`decode`] for a request to a path of `api_version` and `kind`: an envelope whose `typeMeta`
+/// leaves them empty takes them from there, as kube-apiserver's protobuf serializer does.
+pub fn decode_as(body: &[u8], api_version: &str, kind: &str) -> Result<serde_json::Value, Error> {
+    envelope::decode_with(body, 0, Some((api_version, kind)))
+}
+
 /// Encodes a JSON object of a supported kind as a Kubernetes protobuf body (envelope included).
 ///
 /// Unknown fields are an error ([`Error::UnknownField`]); `null` values are treated as unset.

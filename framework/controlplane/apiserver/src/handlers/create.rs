@@ -1,11 +1,13 @@
-//! POST to a collection: creates an object.
+//! POST to a collection: creates an object. The body's `apiVersion` and `kind` default to
+//! the path's (see `typemeta`).
 
 use http::HeaderMap;
 
-use super::Reply;
+use super::{Reply, decode_object};
 use crate::error::ApiResult;
-use crate::request::{self, Query, Target};
+use crate::request::{Query, Target};
 use crate::state::{State, WriteOptions};
+use crate::typemeta::BodyKind;
 
 /// POST to a collection.
 pub(crate) async fn create(
@@ -15,7 +17,7 @@ pub(crate) async fn create(
     headers: &HeaderMap,
     body: &[u8],
 ) -> ApiResult<Reply> {
-    let obj = request::decode_body(headers, body)?;
+    let obj = decode_object(state, &BodyKind::of(&target.info), headers, body)?;
     let opts = WriteOptions::from_request(query, headers)?;
     Ok(Reply::created(
         state.create(target, obj, &opts, false).await?,

@@ -79,6 +79,7 @@ fn delete_options(headers: &HeaderMap, body: &[u8], q: &Query) -> ApiResult<Valu
     if !options.is_object() {
         return Err(ApiError::bad_request("DeleteOptions must be a JSON object"));
     }
+    crate::typemeta::check_delete_options(&options, body)?;
     if let Some(p) = q.get("propagationPolicy") {
         options["propagationPolicy"] = json!(p);
     }

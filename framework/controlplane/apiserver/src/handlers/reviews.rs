@@ -1,16 +1,18 @@
 //! Computed, create-only endpoints: access reviews (`kubectl auth can-i`), rules reviews,
 //! token reviews, `kubectl auth whoami`, and the ServiceAccount TokenRequest subresource
-//! (`kubectl create token`). Nothing here is stored.
+//! (`kubectl create token`). Nothing here is stored. Bodies are decoded as for create: their
+//! `apiVersion` and `kind` default to the path's (`TokenRequest` for the token subresource).
 
 use http::{HeaderMap, Method};
 use mni_rbac::{Attributes, UserInfo};
 use serde_json::{Value, json};
 
-use super::Reply;
+use super::{Reply, decode_object};
 use crate::error::{ApiError, ApiResult};
 use crate::object;
-use crate::request::{self, Target};
+use crate::request::Target;
 use crate::state::State;
+use crate::typemeta::BodyKind;
 
 fn strings(v: &Value) -> Vec<String> {
     v.as_array()
@@ -89,12 +91,12 @@ pub(crate) async fn handle(
     if method != Method::POST {
         return Err(ApiError::method_not_allowed(method.as_str(), &info.plural));
     }
-    let mut obj = request::decode_body(headers, body)?;
-    if !obj.is_object() {
-        return Err(ApiError::bad_request(
-            "the body of the request must be a JSON object",
-        ));
-    }
+    let want = if token_request {
+        BodyKind::typed("authentication.k8s.io", "v1", "TokenRequest")
+    } else {
+        BodyKind::of(info)
+    };
+    let mut obj = decode_object(state, &want, headers, body)?;
     let spec = obj.get("spec").cloned().unwrap_or_else(|| json!({}));
     let status = if token_request {
         let ns = target.namespace.as_deref().unwrap_or_default();

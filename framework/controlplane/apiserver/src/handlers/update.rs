@@ -1,20 +1,23 @@
 //! PUT and PATCH of an object or subresource, server-side apply included.
 //!
-//! PUT replaces the object (a resourceVersion in the body must be the current one); PATCH
+//! PUT replaces the object (a resourceVersion in the body must be the current one; its
+//! `apiVersion` and `kind` default to the path's, `autoscaling/v1` `Scale` for `scale`); PATCH
 //! applies a JSON patch, a merge patch or a strategic merge patch (see `patch`) to the current
-//! object; an apply patch (`application/apply-patch+yaml`) merges the manager's fields (see
-//! `fields`) and creates the object when it is missing. The `scale` subresource is served by
+//! object; an apply patch (`application/apply-patch+yaml`), which must name the path's
+//! `apiVersion` and `kind`, merges the manager's fields (see `fields`) and creates the object
+//! when it is missing. The `scale` subresource is served by
 //! `subresources`.
 
 use http::HeaderMap;
 use serde_json::Value;
 
-use super::{Reply, refuse_force, subresources};
+use super::{Reply, decode_object, refuse_force, subresources};
 use crate::error::{ApiError, ApiResult};
 use crate::object::{self, meta_mut, meta_str};
 use crate::patch::Patch;
 use crate::request::{self, PatchType, Query, Target};
-use crate::state::{State, WriteOptions, bind_namespace, check_type};
+use crate::state::{State, WriteOptions, bind_namespace};
+use crate::typemeta::{self, BodyKind};
 
 /// PUT of an object or subresource.
 pub(crate) async fn put(
@@ -24,12 +27,17 @@ pub(crate) async fn put(
     headers: &HeaderMap,
     body: &[u8],
 ) -> ApiResult<Reply> {
-    let body = request::decode_body(headers, body)?;
+    let scale = target.subresource.as_deref() == Some("scale");
+    let want = if scale {
+        BodyKind::scale()
+    } else {
+        BodyKind::of(&target.info)
+    };
+    let body = decode_object(state, &want, headers, body)?;
     let opts = WriteOptions::from_request(query, headers)?;
-    if target.subresource.as_deref() == Some("scale") {
+    if scale {
         return subresources::put_scale(state, target, &body, opts).await;
     }
-    check_type(&target.info, &body)?;
     refuse_force(&opts)?;
     let explicit_rv = meta_str(&body, "resourceVersion").map(str::to_string);
     let written = state
@@ -90,7 +98,7 @@ async fn apply(
         ));
     }
     let mut applied = crate::request::decode_yaml(body)?;
-    check_type(info, &applied)?;
+    typemeta::check_applied(&BodyKind::of(info), &applied)?;
     let name = target.name.as_deref().unwrap_or_default();
     match meta_str(&applied, "name") {
         None | Some("") => {

@@ -18,7 +18,9 @@ use crate::patch::Patch;
 use crate::registry::ResourceInfo;
 use crate::request::Target;
 
-pub(crate) fn check_type(info: &ResourceInfo, obj: &Value) -> ApiResult<()> {
+/// What is written names the kind it is written as. Handlers have already defaulted and
+/// checked request bodies (see `typemeta`); this guards the objects patches produce.
+fn check_type(info: &ResourceInfo, obj: &Value) -> ApiResult<()> {
     if !obj.is_object() {
         return Err(ApiError::bad_request(
             "the body of the request must be a JSON object",
