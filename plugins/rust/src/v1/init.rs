@@ -5,12 +5,12 @@ use mni_plugin::names::{self, NameError};
 use mni_plugin::prelude::*;
 use mni_plugin::{FlagSpec, FlagType, IfExists, PROJECT_FILE, SubcommandMetadata};
 
-/// The `init` flag that chooses between a root operator crate and a virtual workspace.
-const ROOT_CRATE_FLAG: &str = "root-crate";
-
 use super::RustV1;
 use super::settings::{self, MniSource, Settings};
 use super::target::Target;
+
+/// The `init` flag that chooses between a root operator crate and a virtual workspace.
+const ROOT_CRATE_FLAG: &str = "root-crate";
 
 /// `init` in a directory that already has a PROJECT only adds missing files
 /// ([`IfExists::Skip`]); in a new one an existing file is an error unless `--force`.
@@ -140,9 +140,10 @@ impl Init for RustV1 {
                           --root-crate=false the root is a virtual workspace for a project that \
                           is one service: `new service` then puts its crates at the root."
                 .to_owned(),
-            examples:
-                "mni-scaffold init --domain example.com --owner \"ACME Inc.\" --license apache2"
-                    .to_owned(),
+            examples: "mni-scaffold init --domain example.com --owner \"ACME Inc.\" --license \
+                       apache2\n\
+                       mni-scaffold init --domain example.com --root-crate=false   # one service"
+                .to_owned(),
         }
     }
 
