@@ -134,7 +134,7 @@ fn vpc_chapter_commands_run() {
         &stdout,
         &stderr,
         &[
-            "create services/network/operator/src/controllers/virtual_private_cloud.rs",
+            "create operator/src/controllers/virtual_private_cloud.rs",
             "virtualprivatecloud.network.example.com/virtualprivatecloud-sample condition met",
             "virtualprivatecloud-sample   tenant-a-virtualprivatecloud-sample",
             "web 245 1.8446744073709552e+19",

@@ -23,8 +23,8 @@ use service_support::{CONVERGE, Cluster, Operator, Project, eventually, eventual
 
 /// The committed project, relative to the repository.
 const PROJECT: &str = "services/vpc";
-/// The network service in it.
-const SERVICE_DIR: &str = "services/network";
+/// The network service's operator crate in it (the project is one service, laid out flat).
+const OPERATOR_DIR: &str = "operator";
 const OPERATOR: &str = "network-operator";
 const BACKEND: &str = "network-backend";
 const FRONTEND: &str = "network-frontend";
@@ -93,7 +93,7 @@ fn vpc_frontend_lists_creates_and_deletes_in_chromium() {
     let project = Project::build_committed(PROJECT, OPERATOR, BACKEND, FRONTEND);
     let tmp = tempfile::tempdir().expect("tempdir");
     let cluster = Cluster::start_with(tmp.path(), &["--simulate-upstream", "kube-ovn"]);
-    let config = project.path(&format!("{SERVICE_DIR}/operator/config/default"));
+    let config = project.path(&format!("{OPERATOR_DIR}/config/default"));
     cluster.kubectl(&["apply", "-k", config.to_str().expect("UTF-8 path")]);
     let operator_kubeconfig = cluster.service_account_kubeconfig(
         "network-operator-system",
@@ -109,7 +109,7 @@ fn vpc_frontend_lists_creates_and_deletes_in_chromium() {
             "tvpc/virtualprivatecloud-sample",
         ),
     ] {
-        let path = project.path(&format!("{SERVICE_DIR}/operator/config/samples/{sample}"));
+        let path = project.path(&format!("{OPERATOR_DIR}/config/samples/{sample}"));
         cluster.kubectl(&[
             "-n",
             TENANT,

@@ -167,12 +167,21 @@ impl Plugin for KustomizeV1 {
 impl Init for KustomizeV1 {
     fn metadata(&self) -> SubcommandMetadata {
         SubcommandMetadata {
-            description: "Write config/ (kustomize) for the root operator crate.".to_owned(),
+            description: "Write config/ (kustomize) for the root operator crate, if the project \
+                          has one."
+                .to_owned(),
             examples: String::new(),
         }
     }
 
+    /// Nothing when the project has no root crate (`init --root-crate=false`): each service's
+    /// operator gets its `config/` at `new service`.
     fn run(&self, cx: &mut Context<'_>) -> Result<(), PluginError> {
+        let rust_key: PluginKey = RUST_KEY.parse().expect("valid key");
+        let settings: Settings = cx.config.plugin_config(&rust_key)?.unwrap_or_default();
+        if !settings.has_root_crate() {
+            return Ok(());
+        }
         let target = Target::root(cx.config)?;
         self.scaffold_config(cx, &target, reinit_policy(cx))
     }

@@ -9,6 +9,9 @@ use super::RustV1;
 use super::settings::{self, MniSource, Settings};
 use super::target::Target;
 
+/// The `init` flag that chooses between a root operator crate and a virtual workspace.
+const ROOT_CRATE_FLAG: &str = "root-crate";
+
 /// `init` in a directory that already has a PROJECT only adds missing files
 /// ([`IfExists::Skip`]); in a new one an existing file is an error unless `--force`.
 #[must_use]
@@ -48,6 +51,7 @@ impl RustV1 {
             serde_json::json!({
                 "project_name": cx.config.project_name.clone().unwrap_or_default(),
                 "domain": cx.config.domain,
+                "root_crate": true,
             }),
         ]);
         let dir = &target.dir;
@@ -89,6 +93,42 @@ impl RustV1 {
             .map_err(|e| e.into_plugin_error(&self.key))?;
         Ok(())
     }
+
+    /// Renders the root of a project without root crate: a virtual workspace `Cargo.toml`,
+    /// `.dockerignore` and `.gitignore`. The README comes with the service (`new service`
+    /// writes it at the root when the service is laid out flat).
+    fn scaffold_workspace(
+        &self,
+        cx: &mut Context<'_>,
+        policy: IfExists,
+    ) -> Result<(), PluginError> {
+        let settings = self.settings(cx)?;
+        let data = mni_machinery::merge_data(&[
+            settings.template_data(),
+            serde_json::json!({
+                "project_name": cx.config.project_name.clone().unwrap_or_default(),
+                "root_crate": false,
+            }),
+        ]);
+        let files = [
+            TemplateFile::new("Cargo.toml", "Cargo.toml").if_exists(policy),
+            TemplateFile::new(".dockerignore", ".dockerignore").if_exists(IfExists::Skip),
+            TemplateFile::new(".gitignore", ".gitignore").if_exists(IfExists::Skip),
+        ];
+        self.templates
+            .scaffold(cx.universe, &files, &data)
+            .map_err(|e| e.into_plugin_error(&self.key))?;
+        Ok(())
+    }
+
+    /// `--root-crate`, or this plugin's default for it.
+    fn root_crate_flag(&self, cx: &Context<'_>) -> bool {
+        if cx.flags.get(ROOT_CRATE_FLAG).is_some() {
+            cx.flags.bool(ROOT_CRATE_FLAG)
+        } else {
+            self.root_crate
+        }
+    }
 }
 
 impl Init for RustV1 {
@@ -96,11 +136,14 @@ impl Init for RustV1 {
         SubcommandMetadata {
             description: "Initialize a Cargo workspace whose root crate is an operator on the mNi \
                           runtime: Cargo.toml, src/main.rs with scaffold markers, src/api, \
-                          src/controllers, Dockerfile, .gitignore and README.md."
+                          src/controllers, Dockerfile, .gitignore and README.md. With \
+                          --root-crate=false the root is a virtual workspace for a project that \
+                          is one service: `new service` then puts its crates at the root."
                 .to_owned(),
-            examples:
-                "mni-scaffold init --domain example.com --owner \"ACME Inc.\" --license apache2"
-                    .to_owned(),
+            examples: "mni-scaffold init --domain example.com --owner \"ACME Inc.\" --license \
+                       apache2\n\
+                       mni-scaffold init --domain example.com --root-crate=false   # one service"
+                .to_owned(),
         }
     }
 
@@ -136,6 +179,14 @@ impl Init for RustV1 {
                 FlagType::String,
                 "use the mNi crates from this git URL",
             ),
+            FlagSpec::new(
+                ROOT_CRATE_FLAG,
+                FlagType::Bool,
+                "make the root an operator crate (true) or a virtual workspace for a \
+                 one-service project (false), whose first `new service` lays its crates out \
+                 at the root",
+            )
+            .with_default(if self.root_crate { "true" } else { "false" }),
         ]
     }
 
@@ -149,6 +200,13 @@ impl Init for RustV1 {
             return Err(PluginError::InvalidInput(format!(
                 "--domain {domain:?} differs from the PROJECT domain {:?}: init does not change an existing project's domain",
                 cx.config.domain
+            )));
+        }
+        let root_crate = self.root_crate_flag(cx);
+        if cx.universe.contains(PROJECT_FILE) && self.settings(cx)?.has_root_crate() != root_crate {
+            return Err(PluginError::InvalidInput(format!(
+                "--{ROOT_CRATE_FLAG}={root_crate} differs from the project's: init does not add \
+                 or remove an existing project's root crate"
             )));
         }
         Ok(())
@@ -172,7 +230,12 @@ impl Init for RustV1 {
         if let Some(source) = MniSource::from_flags(cx.flags)? {
             settings.mni = Some(source);
         }
+        let root_crate = self.root_crate_flag(cx);
+        settings.root_crate = (!root_crate).then_some(false);
         cx.config.set_plugin_config(&self.key, &settings)?;
+        if !root_crate {
+            return self.scaffold_workspace(cx, policy);
+        }
         let target = Target::root(cx.config)?;
         self.scaffold_crate(cx, &target, policy)
     }

@@ -1,7 +1,7 @@
 //! `rust.mni.dev/v1`.
 //!
-//! Layout of what it generates (for a crate at `DIR`, the project root or
-//! `services/NAME/operator/`):
+//! Layout of what it generates (for a crate at `DIR`: the project root, or a service's
+//! `operator/` or `services/NAME/operator/`, see [`ServiceLayout`]):
 //!
 //! ```text
 //! DIR/Cargo.toml                  the root also holds [workspace] with a `members` marker
@@ -14,11 +14,17 @@
 //! DIR/Dockerfile                  static musl binary on distroless nonroot
 //! ```
 //!
-//! Project-wide choices made at `init` (owner, license, where the mNi crates come from) are
-//! kept in PROJECT under `plugins.rust.mni.dev/v1` as [`Settings`].
+//! With `init --root-crate=false` the root `Cargo.toml` is a virtual workspace (no `src/`,
+//! `config/` or `Dockerfile` at the root): a project that is one service, whose crates
+//! `new service` then puts at the root (`operator/`, `backend/`, `frontend/`).
+//!
+//! Project-wide choices made at `init` (owner, license, where the mNi crates come from,
+//! whether there is a root crate) are kept in PROJECT under `plugins.rust.mni.dev/v1` as
+//! [`Settings`].
 
 mod api;
 mod init;
+mod layout;
 mod service;
 mod settings;
 mod target;
@@ -29,6 +35,7 @@ use mni_plugin::prelude::*;
 
 pub use api::{Kind, create_api_flags};
 pub use init::reinit_policy;
+pub use layout::{LAYOUT_FLAG, ServiceLayout};
 pub use settings::{LICENSES, License, MniSource, Settings};
 pub use target::{OPERATOR_CRATE, Target};
 
@@ -39,6 +46,7 @@ pub const KEY: &str = "rust.mni.dev/v1";
 pub struct RustV1 {
     key: PluginKey,
     templates: Templates,
+    root_crate: bool,
 }
 
 impl RustV1 {
@@ -53,7 +61,16 @@ impl RustV1 {
         Self {
             key: KEY.parse().expect("KEY is a valid plugin key"),
             templates: Templates::deferred(mni_templates::files("rust", "v1")),
+            root_crate: true,
         }
+    }
+
+    /// Makes `false` the default of `init --root-crate` (a plugin whose projects are one
+    /// service, like `vpc.mni.dev/v1`, asks for it).
+    #[must_use]
+    pub fn with_root_crate_default(mut self, root_crate: bool) -> Self {
+        self.root_crate = root_crate;
+        self
     }
 }
 

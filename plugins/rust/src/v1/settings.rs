@@ -188,9 +188,20 @@ pub struct Settings {
     /// Where the mNi crates come from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mni: Option<MniSource>,
+    /// `Some(false)` when `init --root-crate=false` made the root a virtual workspace (no
+    /// root operator crate); absent in projects with a root crate, which is every project
+    /// made before the flag existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_crate: Option<bool>,
 }
 
 impl Settings {
+    /// Whether the project root is an operator crate (see [`root_crate`](Self::root_crate)).
+    #[must_use]
+    pub fn has_root_crate(&self) -> bool {
+        self.root_crate != Some(false)
+    }
+
     /// The license, if one other than `none` was chosen.
     #[must_use]
     pub fn license(&self) -> Option<&'static License> {
@@ -265,6 +276,7 @@ mod tests {
             owner: Some("ACME Inc".into()),
             license: Some("apache2".into()),
             mni: None,
+            root_crate: None,
         };
         assert_eq!(
             s.header(),

@@ -1,8 +1,13 @@
 //! [`Target`]: the operator crate a subcommand writes into — the project's root crate, or a
-//! service's operator crate chosen with `--service NAME`.
+//! service's operator crate chosen with `--service NAME`, found where PROJECT records it
+//! (`services[].crates.operator`).
 
 use mni_plugin::names;
-use mni_plugin::{PluginError, ProjectConfig};
+use mni_plugin::{PluginError, PluginKey, ProjectConfig};
+
+use super::KEY;
+use super::layout::ServiceLayout;
+use super::settings::Settings;
 
 /// The role under which a service records its operator crate in PROJECT (`services[].crates`).
 pub const OPERATOR_CRATE: &str = "operator";
@@ -22,7 +27,8 @@ pub struct Target {
 }
 
 impl Target {
-    /// The root crate, named after the project.
+    /// The root crate, named after the project. An error when the project has none
+    /// (`init --root-crate=false`): then a subcommand must name a service with `--service`.
     pub fn root(config: &ProjectConfig) -> Result<Self, PluginError> {
         let name = config.project_name.clone().unwrap_or_default();
         if name.is_empty() {
@@ -30,34 +36,39 @@ impl Target {
                 "PROJECT has no projectName: run `mni-scaffold init` first".to_owned(),
             ));
         }
+        let key: PluginKey = KEY.parse().expect("KEY is a valid plugin key");
+        let settings: Settings = config.plugin_config(&key)?.unwrap_or_default();
+        if !settings.has_root_crate() {
+            return Err(PluginError::InvalidInput(format!(
+                "this project has no root crate (PROJECT: plugins.{KEY}.rootCrate is false): \
+                 give --service NAME ({})",
+                known_services(config)
+            )));
+        }
         Ok(Self::new(String::new(), &name, None))
     }
 
-    /// The operator crate of a new service `name` (`services/NAME/operator/`, package
-    /// `NAME-operator`).
+    /// The operator crate of a new service `name` laid out as `layout` (`operator/` or
+    /// `services/NAME/operator/`, package `NAME-operator`).
     #[must_use]
-    pub fn for_new_service(name: &str) -> Self {
+    pub fn for_new_service(name: &str, layout: ServiceLayout) -> Self {
         Self::new(
-            format!("services/{name}/{OPERATOR_CRATE}/"),
+            format!("{}{OPERATOR_CRATE}/", layout.service_dir(name)),
             &format!("{name}-{OPERATOR_CRATE}"),
             Some(name.to_owned()),
         )
     }
 
-    /// The crate `--service` names (the root crate when it is absent or empty).
+    /// The crate `--service` names (the root crate when it is absent or empty), at the
+    /// directory PROJECT records for it.
     pub fn resolve(config: &ProjectConfig, service: Option<&str>) -> Result<Self, PluginError> {
         let Some(name) = service.filter(|s| !s.is_empty()) else {
             return Self::root(config);
         };
         let Some(found) = config.service(name) else {
-            let known: Vec<&str> = config.services.iter().map(|s| s.name.as_str()).collect();
             return Err(PluginError::InvalidInput(format!(
-                "--service {name:?} is not a service of this project (services: {})",
-                if known.is_empty() {
-                    "none; add one with `mni-scaffold new service NAME`".to_owned()
-                } else {
-                    known.join(", ")
-                }
+                "--service {name:?} is not a service of this project ({})",
+                known_services(config)
             )));
         };
         let Some(dir) = found.crates.get(OPERATOR_CRATE) else {
@@ -71,6 +82,17 @@ impl Target {
             &format!("{name}-{OPERATOR_CRATE}"),
             Some(name.to_owned()),
         ))
+    }
+
+    /// The directory holding the service's crates, with a trailing `/`: the parent of this
+    /// crate's (`services/NAME/` nested, empty when flat or for the root crate). A service's
+    /// backend and frontend sit beside its operator.
+    #[must_use]
+    pub fn service_dir(&self) -> String {
+        match self.dir.trim_end_matches('/').rsplit_once('/') {
+            Some((parent, _)) => format!("{parent}/"),
+            None => String::new(),
+        }
     }
 
     fn new(dir: String, crate_name: &str, service: Option<String>) -> Self {
@@ -94,6 +116,16 @@ impl Target {
     }
 }
 
+/// The project's services, as an error message lists them.
+fn known_services(config: &ProjectConfig) -> String {
+    let known: Vec<&str> = config.services.iter().map(|s| s.name.as_str()).collect();
+    if known.is_empty() {
+        "services: none; add one with `mni-scaffold new service NAME`".to_owned()
+    } else {
+        format!("services: {}", known.join(", "))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,7 +141,7 @@ mod tests {
 
         let err = Target::resolve(&config, Some("billing")).unwrap_err();
         assert!(err.to_string().contains("services: none"), "{err}");
-        let new = Target::for_new_service("billing");
+        let new = Target::for_new_service("billing", ServiceLayout::Nested);
         config
             .add_service(Service {
                 crates: [(
@@ -124,5 +156,27 @@ mod tests {
         assert_eq!(Target::resolve(&config, Some("billing")).unwrap(), new);
         assert_eq!(new.crate_ident, "billing_operator");
         assert_eq!(new.dir, "services/billing/operator/");
+        assert_eq!(new.service_dir(), "services/billing/");
+        let flat = Target::for_new_service("net", ServiceLayout::Flat);
+        assert_eq!(
+            (flat.dir.as_str(), flat.service_dir()),
+            ("operator/", String::new())
+        );
+        assert_eq!(root.service_dir(), "");
+    }
+
+    #[test]
+    fn a_project_without_root_crate_needs_service() {
+        let mut config = ProjectConfig::new("example.com");
+        config.project_name = Some("demo".into());
+        let settings = Settings {
+            root_crate: Some(false),
+            ..Settings::default()
+        };
+        config
+            .set_plugin_config(&KEY.parse().unwrap(), &settings)
+            .unwrap();
+        let err = Target::resolve(&config, None).unwrap_err();
+        assert!(err.to_string().contains("give --service NAME"), "{err}");
     }
 }

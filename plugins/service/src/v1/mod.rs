@@ -1,19 +1,22 @@
 //! `service.mni.dev/v1`.
 //!
 //! It implements `new service NAME` and runs after `rust.mni.dev/v1` (which makes the bare
-//! operator crate) and `kustomize.mni.dev/v1` (its `config/`). For `billing` in domain
-//! `example.com` it adds (`OP` is `services/billing/operator/`):
+//! operator crate) and `kustomize.mni.dev/v1` (its `config/`). The service's crates sit where
+//! PROJECT records the operator crate: `SVC` is `services/billing/` (nested), or the project
+//! root for the only service of a project without root crate (flat; see
+//! `mni_plugin_rust::v1::ServiceLayout`, `new service --layout`). For `billing` in domain
+//! `example.com` it adds (`OP` is `SVC/operator/`):
 //!
 //! ```text
-//! services/billing/README.md                     how the three crates fit together, how to run them
+//! SVC/README.md                                  how the three crates fit together, how to run them
 //! OP/src/api/billing_v1alpha1/billing.rs          the service CRD `Billing`: frontend + backend WorkloadSpecs
 //! OP/src/api/billing_v1alpha1/billing_account.rs the domain kind `BillingAccount`
 //! OP/src/controllers/billing.rs                   what a Billing runs, through the runtime's workload engine
 //! OP/src/controllers/billing_account.rs           the domain kind's skeleton controller
 //! OP/tests/billing.rs, billing_account.rs         the controllers on mni-testkit with the simulator
 //! OP/config/crd/bases/, config/samples/           both CRDs (equal to `crd` output) and samples
-//! services/billing/backend/                       thin axum API on mni-web: CRUD on BillingAccounts, OpenAPI, probes
-//! services/billing/frontend/                      thin web UI on mni-web: embedded assets, /api proxied to the backend
+//! SVC/backend/                                   thin axum API on mni-web: CRUD on BillingAccounts, OpenAPI, probes
+//! SVC/frontend/                                  thin web UI on mni-web: embedded assets, /api proxied to the backend
 //! ```
 //!
 //! It also registers both kinds and controllers at the operator's scaffold markers, adds

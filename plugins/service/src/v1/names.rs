@@ -3,7 +3,8 @@
 //!
 //! For `billing` in domain `example.com`: the service kind `Billing` and the domain kind
 //! `BillingAccount`, both in `billing.example.com/v1alpha1`; the crates `billing-operator`,
-//! `billing-backend` and `billing-frontend` under `services/billing/`.
+//! `billing-backend` and `billing-frontend` under `services/billing/`, or at the project root
+//! when the service is laid out flat ([`ServiceNames::at`]).
 
 use mni_plugin::names::{self, NameError};
 use mni_plugin::{ProjectConfig, Service};
@@ -201,13 +202,13 @@ pub struct ServiceCrate {
 }
 
 impl ServiceCrate {
-    fn new(name: &str, role: &'static str) -> Self {
+    fn new(name: &str, role: &'static str, service_dir: &str) -> Self {
         let crate_name = format!("{name}-{role}");
         Self {
             role,
             crate_ident: names::to_snake_case(&crate_name),
             crate_name,
-            dir: format!("services/{name}/{role}"),
+            dir: format!("{service_dir}{role}"),
         }
     }
 }
@@ -222,6 +223,9 @@ pub struct ServiceNames {
     pub service: Kind,
     /// The domain kind the backend serves (e.g. `BillingAccount`).
     pub domain: Kind,
+    /// The directory holding the three crates, relative to the project root, with a trailing
+    /// `/`: `services/NAME/`, or empty when the service is laid out flat.
+    pub dir: String,
     /// The operator, backend and frontend crates.
     pub crates: [ServiceCrate; 3],
 }
@@ -278,12 +282,25 @@ impl ServiceNames {
             name: name.to_owned(),
             service: make(&kind),
             domain: make(&domain_kind),
+            dir: String::new(),
             crates: [
-                ServiceCrate::new(name, OPERATOR_CRATE),
-                ServiceCrate::new(name, BACKEND_CRATE),
-                ServiceCrate::new(name, FRONTEND_CRATE),
+                ServiceCrate::new(name, OPERATOR_CRATE, ""),
+                ServiceCrate::new(name, BACKEND_CRATE, ""),
+                ServiceCrate::new(name, FRONTEND_CRATE, ""),
             ],
-        })
+        }
+        .at(&format!("services/{name}/")))
+    }
+
+    /// The same service with its crates under `dir` (relative to the project root, with a
+    /// trailing `/`; empty for the project root): where PROJECT records the operator crate
+    /// (see `mni_plugin_rust::v1::Target::service_dir`).
+    #[must_use]
+    pub fn at(mut self, dir: &str) -> Self {
+        self.crates = [OPERATOR_CRATE, BACKEND_CRATE, FRONTEND_CRATE]
+            .map(|role| ServiceCrate::new(&self.name, role, dir));
+        self.dir = dir.to_owned();
+        self
     }
 
     /// Checks that the service, its kinds and its crates are not taken in `config`.
@@ -372,7 +389,7 @@ impl ServiceNames {
         let mut data = self.service.template_data();
         let d = &self.domain;
         let extra = serde_json::json!({
-            "service_dir": format!("services/{}/", self.name),
+            "service_dir": self.dir,
             "title": names::words(&self.name)
                 .iter()
                 .map(|w| names::to_pascal_case(w))
@@ -418,6 +435,10 @@ mod tests {
         assert_eq!(data["domain_kind_snake"], "cloud_dns_account");
         assert_eq!(data["backend_dir"], "services/cloud-dns/backend/");
         assert_eq!(data["operator_crate"], "cloud-dns-operator");
+        let flat = n.at("");
+        assert_eq!(flat.backend().dir, "backend");
+        assert_eq!(flat.template_data()["operator_dir"], "operator/");
+        assert_eq!(flat.template_data()["service_dir"], "");
     }
 
     fn check(name: &str, domain: &str, config: &ProjectConfig, expected: &str) {

@@ -36,19 +36,27 @@ impl ServiceV1 {
         Ok(cx.config.plugin_config(&key)?.unwrap_or_default())
     }
 
-    /// Fails unless the chain already made the operator crate and its `config/`.
-    fn require_operator(cx: &Context<'_>, target: &Target) -> Result<(), PluginError> {
+    /// The operator crate the chain already made, with its `config/`, where PROJECT records
+    /// it; fails when it is missing.
+    fn require_operator(cx: &Context<'_>, names: &ServiceNames) -> Result<Target, PluginError> {
+        let missing = |what: &str| {
+            PluginError::InvalidInput(format!(
+                "service.mni.dev/v1 builds on the operator crate that rust.mni.dev/v1 and \
+                 kustomize.mni.dev/v1 scaffold, but {what} is missing: run it after them, as \
+                 the default bundle rust-operator.mni.dev/v1 does"
+            ))
+        };
+        if cx.config.service(&names.name).is_none() {
+            return Err(missing(&format!("PROJECT's service {:?}", names.name)));
+        }
+        let target = Target::resolve(cx.config, Some(&names.name))?;
         for file in ["src/main.rs", "config/rbac/kustomization.yaml"] {
             let path = format!("{}{file}", target.dir);
             if !cx.universe.contains(&path) {
-                return Err(PluginError::InvalidInput(format!(
-                    "service.mni.dev/v1 builds on the operator crate that rust.mni.dev/v1 and \
-                     kustomize.mni.dev/v1 scaffold, but {path} is missing: run it after them, \
-                     as the default bundle rust-operator.mni.dev/v1 does"
-                )));
+                return Err(missing(&path));
             }
         }
-        Ok(())
+        Ok(target)
     }
 
     fn render(
@@ -74,7 +82,7 @@ impl ServiceV1 {
         };
         let crd = |k: &Kind| format!("{op}config/crd/bases/{}_{}.yaml", k.full_group, k.plural);
         let mut files: Vec<(String, String)> = vec![
-            ("README.md", format!("services/{}/README.md", names.name)),
+            ("README.md", format!("{}README.md", names.dir)),
             (
                 "operator/src/api/group_version/mod.rs",
                 format!("{op}src/api/{gv}/mod.rs"),
@@ -342,8 +350,9 @@ impl NewService for ServiceV1 {
 
     fn run(&self, cx: &mut Context<'_>) -> Result<(), PluginError> {
         let names = self.names(cx)?;
-        let target = Target::for_new_service(&names.name);
-        Self::require_operator(cx, &target)?;
+        let target = Self::require_operator(cx, &names)?;
+        // The crates go where rust.mni.dev/v1 put the operator (its `--layout`).
+        let names = names.at(&target.service_dir());
         let settings = Self::settings(cx)?;
         let source = settings.mni.clone().unwrap_or_default();
         let mni = MniCrates {

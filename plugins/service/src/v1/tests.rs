@@ -18,7 +18,12 @@ use super::*;
 fn flags(pairs: &[(&str, &str)]) -> FlagValues {
     let mut values = FlagValues::new();
     for (k, v) in pairs {
-        values.set(k, FlagValue::String((*v).to_owned()));
+        let value = match *v {
+            "true" => FlagValue::Bool(true),
+            "false" => FlagValue::Bool(false),
+            v => FlagValue::String(v.to_owned()),
+        };
+        values.set(k, value);
     }
     values
 }
@@ -32,19 +37,22 @@ struct Project {
 impl Project {
     /// `init --domain example.com` with the project name `demo`.
     fn init() -> Self {
+        Self::init_with(&[])
+    }
+
+    /// `init` with `extra` flags besides those of [`init`](Self::init).
+    fn init_with(extra: &[(&str, &str)]) -> Self {
         let mut p = Self {
             universe: Universe::new(),
             config: ProjectConfig::default(),
         };
-        p.run(
-            Subcommand::Init,
-            &[
-                ("domain", "example.com"),
-                ("project-name", "demo"),
-                ("mni-path", "../mni"),
-            ],
-        )
-        .expect("init");
+        let mut pairs = vec![
+            ("domain", "example.com"),
+            ("project-name", "demo"),
+            ("mni-path", "../mni"),
+        ];
+        pairs.extend_from_slice(extra);
+        p.run(Subcommand::Init, &pairs).expect("init");
         p
     }
 
@@ -265,7 +273,168 @@ fn without_the_operator_crate_the_plugin_says_what_to_run_first() {
     assert!(err.is_invalid_input(), "{err}");
     assert!(
         err.to_string()
-            .contains("services/billing/operator/src/main.rs is missing"),
+            .contains("PROJECT's service \"billing\" is missing: run it after them"),
         "{err}"
+    );
+}
+
+/// `create api --group extra --version v1 --kind KIND --service SERVICE` with the Rust and
+/// kustomize plugins.
+fn create_api(p: &mut Project, service: &str, kind: &str) -> Result<(), PluginError> {
+    let plugins: [&dyn Plugin; 2] = [&RustV1::new(), &KustomizeV1::new()];
+    let args = [
+        ("group", "extra"),
+        ("version", "v1"),
+        ("kind", kind),
+        ("service", service),
+    ];
+    p.run_with(&plugins, Subcommand::CreateApi, &args)
+}
+
+/// The crates PROJECT records for `service`, as (role, directory).
+fn crates(p: &Project, service: &str) -> Vec<(String, String)> {
+    let service = p.config.service(service).expect("recorded");
+    service.crates.clone().into_iter().collect()
+}
+
+fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+        .collect()
+}
+
+#[test]
+fn the_only_service_of_a_project_without_root_crate_is_laid_out_flat() {
+    let mut p = Project::init_with(&[("root-crate", "false")]);
+    assert!(!p.universe.contains("src/main.rs") && !p.universe.contains("config/rbac/role.yaml"));
+    p.run(Subcommand::NewService, &[("name", "billing")])
+        .expect("new service");
+    check_syntax(&p.universe);
+    assert_eq!(
+        crates(&p, "billing"),
+        pairs(&[
+            ("backend", "backend"),
+            ("frontend", "frontend"),
+            ("operator", "operator")
+        ])
+    );
+    for file in [
+        "README.md",
+        "operator/src/main.rs",
+        "operator/src/api/billing_v1alpha1/billing_account.rs",
+        "operator/config/rbac/role.yaml",
+        "backend/src/lib.rs",
+        "frontend/assets/index.html",
+    ] {
+        assert!(p.universe.contains(file), "{file}");
+    }
+    let cargo = p.universe.get("Cargo.toml").expect("Cargo.toml");
+    assert!(
+        !cargo.contains("[package]") && !cargo.contains("\".\""),
+        "{cargo}"
+    );
+    for member in ["\"operator\",", "\"backend\",", "\"frontend\","] {
+        assert!(cargo.contains(member), "{member}: {cargo}");
+    }
+    let dockerfile = p.universe.get("backend/Dockerfile").expect("Dockerfile");
+    assert!(
+        dockerfile.contains("docker build -f backend/Dockerfile"),
+        "{dockerfile}"
+    );
+
+    // A second service is nested; `create api` finds each operator where PROJECT says.
+    p.run(Subcommand::NewService, &[("name", "ledger")])
+        .expect("a second service");
+    assert!(p.universe.contains("services/ledger/operator/src/main.rs"));
+    assert!(
+        p.universe
+            .get("Cargo.toml")
+            .unwrap()
+            .contains("\"services/ledger/backend\",")
+    );
+    create_api(&mut p, "billing", "Widget").expect("create api --service billing");
+    assert!(p.universe.contains("operator/src/api/extra_v1/widget.rs"));
+    create_api(&mut p, "ledger", "Gadget").expect("create api --service ledger");
+    assert!(
+        p.universe
+            .contains("services/ledger/operator/src/api/extra_v1/gadget.rs")
+    );
+    let err = create_api(&mut p, "", "Gizmo").expect_err("no root crate");
+    assert!(
+        err.to_string()
+            .contains("give --service NAME (services: billing, ledger)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn layout_flag_is_checked() {
+    let mut p = Project::init_with(&[("root-crate", "false")]);
+    p.run(
+        Subcommand::NewService,
+        &[("name", "billing"), ("layout", "nested")],
+    )
+    .expect("nested by choice");
+    assert!(p.universe.contains("services/billing/README.md"));
+    let err = p
+        .run(
+            Subcommand::NewService,
+            &[("name", "ledger"), ("layout", "flat")],
+        )
+        .expect_err("flat beside another service");
+    assert!(
+        err.to_string()
+            .starts_with("--layout flat is for a project's only service"),
+        "{err}"
+    );
+    let mut p = Project::init();
+    let err = p
+        .run(
+            Subcommand::NewService,
+            &[("name", "ledger"), ("layout", "flat")],
+        )
+        .expect_err("flat beside a root crate");
+    assert!(err.to_string().starts_with("--layout flat puts"), "{err}");
+    let err = p
+        .run(
+            Subcommand::NewService,
+            &[("name", "ledger"), ("layout", "up")],
+        )
+        .expect_err("unknown layout");
+    assert!(
+        err.to_string()
+            .starts_with("--layout \"up\" is not a layout"),
+        "{err}"
+    );
+    assert!(p.config.services.is_empty(), "nothing recorded");
+}
+
+/// A PROJECT written before layouts existed (root crate, services under `services/NAME/`, no
+/// `rootCrate` key) keeps working: a second service and `create api --service` land in the
+/// nested layout.
+#[test]
+fn an_existing_nested_project_keeps_its_layout() {
+    let mut p = Project::new_service("billing");
+    let yaml = p.config.to_yaml().expect("PROJECT");
+    assert!(!yaml.contains("rootCrate"), "{yaml}");
+    p.config = ProjectConfig::from_yaml(&yaml).expect("re-read");
+    p.run(Subcommand::NewService, &[("name", "ledger")])
+        .expect("a second service");
+    assert_eq!(
+        crates(&p, "ledger"),
+        pairs(&[
+            ("backend", "services/ledger/backend"),
+            ("frontend", "services/ledger/frontend"),
+            ("operator", "services/ledger/operator")
+        ])
+    );
+    create_api(&mut p, "billing", "Widget").expect("create api --service billing");
+    assert!(
+        p.universe
+            .contains("services/billing/operator/src/api/extra_v1/widget.rs")
+    );
+    assert!(
+        p.universe
+            .contains("services/billing/operator/config/crd/bases/extra.example.com_widgets.yaml")
     );
 }

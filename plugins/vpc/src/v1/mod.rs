@@ -3,7 +3,9 @@
 //! One key that does the whole job, since `--plugins vpc/v1` replaces the chain:
 //!
 //! - `init` and `create api`: `rust.mni.dev/v1`, then `kustomize.mni.dev/v1` (as the default
-//!   bundle);
+//!   bundle), except that `init --root-crate` defaults to `false`: a VPC project is one
+//!   service, so its root is a virtual workspace and the service's crates are laid out flat at
+//!   the root (`operator/`, `backend/`, `frontend/`; `new service --layout` says otherwise);
 //! - `new service NAME`: `rust.mni.dev/v1` (the operator crate), `kustomize.mni.dev/v1` (its
 //!   `config/`), `service.mni.dev/v1` built with
 //!   [`ServiceV1::with_domain_kind`]`("VirtualPrivateCloud")` and
@@ -11,8 +13,8 @@
 //!   skeletons and every registration, and leaves the files below to this plugin), then the
 //!   VPC specialisation (see `specialise`).
 //!
-//! What the specialisation writes for `network` (`OP` is `services/network/operator/`, `GV`
-//! is `src/api/network_v1alpha1/`):
+//! What the specialisation writes for `network` (`SVC` is the project root in a flat project,
+//! else `services/network/`; `OP` is `SVC/operator/`, `GV` is `src/api/network_v1alpha1/`):
 //!
 //! ```text
 //! OP/GV/virtual_private_cloud.rs                 the VirtualPrivateCloud kind, CEL rules in its schema
@@ -24,10 +26,10 @@
 //! OP/tests/virtual_private_cloud.rs              reconcile, cleanup, status on mni-testkit
 //! OP/tests/validation.rs                         invalid address plans, at admission and after
 //! OP/config/crd/bases/, config/samples/          the CRD (equal to `crd` output) and a sample
-//! services/network/backend/src/validation.rs    the domain's validation hook (the operator's rules)
-//! services/network/backend/src/subnets.rs       subnet routes and their OpenAPI paths
-//! services/network/backend/tests/virtual_private_clouds.rs   VPC and subnet routes over HTTP
-//! services/network/frontend/assets/{index.html,app.js}       VPCs, subnets, EIPs
+//! SVC/backend/src/validation.rs                  the domain's validation hook (the operator's rules)
+//! SVC/backend/src/subnets.rs                     subnet routes and their OpenAPI paths
+//! SVC/backend/tests/virtual_private_clouds.rs    VPC and subnet routes over HTTP
+//! SVC/frontend/assets/{index.html,app.js}        VPCs, subnets, EIPs
 //! ```
 //!
 //! The backend's two modules go in at the markers of its `src/lib.rs` (`modules`, `routes`); everything else of the backend and frontend is service/v1's, on `mni-web`.
@@ -74,7 +76,10 @@ impl VpcV1 {
         let key: PluginKey = KEY.parse().expect("KEY is a valid plugin key");
         let project = Bundle::new(
             key.clone(),
-            vec![Box::new(RustV1::new()), Box::new(KustomizeV1::new())],
+            vec![
+                Box::new(RustV1::new().with_root_crate_default(false)),
+                Box::new(KustomizeV1::new()),
+            ],
         );
         let service = Bundle::new(
             key.clone(),

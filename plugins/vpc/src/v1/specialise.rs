@@ -66,10 +66,14 @@ impl VpcService {
         }
     }
 
-    fn names(cx: &Context<'_>) -> Result<ServiceNames, PluginError> {
+    /// The service's names and its operator crate, where PROJECT records it (the chain's
+    /// `--layout`).
+    fn names(cx: &Context<'_>) -> Result<(ServiceNames, Target), PluginError> {
         let name = cx.flags.string("name").unwrap_or_default();
-        ServiceNames::with_domain_kind(&name, &cx.config.domain, Some(DOMAIN_KIND))
-            .map_err(|e| PluginError::InvalidInput(e.to_string()))
+        let names = ServiceNames::with_domain_kind(&name, &cx.config.domain, Some(DOMAIN_KIND))
+            .map_err(|e| PluginError::InvalidInput(e.to_string()))?;
+        let target = Target::resolve(cx.config, Some(&name))?;
+        Ok((names.at(&target.service_dir()), target))
     }
 
     /// Where template `template` (a path under `templates/vpc/v1/`) goes.
@@ -90,13 +94,17 @@ impl VpcService {
                     d.kind.to_lowercase()
                 ),
             );
-        format!("services/{}/{path}", names.name)
+        format!("{}{path}", names.dir)
     }
 
-    fn render(&self, cx: &mut Context<'_>, names: &ServiceNames) -> Result<(), PluginError> {
+    fn render(
+        &self,
+        cx: &mut Context<'_>,
+        names: &ServiceNames,
+        target: &Target,
+    ) -> Result<(), PluginError> {
         let rust_key: PluginKey = RUST_KEY.parse().expect("a valid key");
         let settings: Settings = cx.config.plugin_config(&rust_key)?.unwrap_or_default();
-        let target = Target::for_new_service(&names.name);
         let data = merge_data(&[
             settings.template_data(),
             target.template_data(),
@@ -188,8 +196,8 @@ impl VpcService {
         for (path, fragment) in &inserts {
             insert(cx.universe, path, fragment).map_err(|e| e.into_plugin_error(&self.key))?;
         }
-        let kustomize_data = self.kustomize.data(cx, &target)?;
-        self.kustomize.derive_role(cx, &target, &kustomize_data)
+        let kustomize_data = self.kustomize.data(cx, target)?;
+        self.kustomize.derive_role(cx, target, &kustomize_data)
     }
 }
 
@@ -247,8 +255,7 @@ impl NewService for VpcService {
     }
 
     fn run(&self, cx: &mut Context<'_>) -> Result<(), PluginError> {
-        let names = Self::names(cx)?;
-        let target = Target::for_new_service(&names.name);
+        let (names, target) = Self::names(cx)?;
         if !cx.universe.contains(&format!("{}src/main.rs", target.dir)) {
             return Err(PluginError::InvalidInput(format!(
                 "{KEY_FRAGMENT} specialises the service that rust.mni.dev/v1, \
@@ -257,7 +264,7 @@ impl NewService for VpcService {
                 target.dir
             )));
         }
-        self.render(cx, &names)?;
+        self.render(cx, &names, &target)?;
         if let Some(service) = cx.config.services.iter_mut().find(|s| s.name == names.name) {
             service.plugin = self.key.clone();
         }

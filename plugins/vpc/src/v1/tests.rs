@@ -13,7 +13,12 @@ use super::*;
 fn flags(pairs: &[(&str, &str)]) -> FlagValues {
     let mut values = FlagValues::new();
     for (k, v) in pairs {
-        values.set(k, FlagValue::String((*v).to_owned()));
+        let value = match *v {
+            "true" => FlagValue::Bool(true),
+            "false" => FlagValue::Bool(false),
+            v => FlagValue::String(v.to_owned()),
+        };
+        values.set(k, value);
     }
     values
 }
@@ -26,19 +31,21 @@ struct Project {
 
 impl Project {
     fn init() -> Self {
+        Self::init_with(&[])
+    }
+
+    fn init_with(extra: &[(&str, &str)]) -> Self {
         let mut p = Self {
             universe: Universe::new(),
             config: ProjectConfig::default(),
         };
-        p.run(
-            Subcommand::Init,
-            &[
-                ("domain", "mni.dev"),
-                ("project-name", "mni-vpc"),
-                ("mni-path", "../.."),
-            ],
-        )
-        .expect("init");
+        let mut pairs = vec![
+            ("domain", "mni.dev"),
+            ("project-name", "mni-vpc"),
+            ("mni-path", "../.."),
+        ];
+        pairs.extend_from_slice(extra);
+        p.run(Subcommand::Init, &pairs).expect("init");
         p
     }
 
@@ -114,7 +121,9 @@ fn new_service_makes_the_vpc_service() {
         r.path.as_deref(),
         Some("network_operator::api::network_v1alpha1")
     );
-    let op = "services/network/operator/";
+    // The only service of a project without root crate: laid out flat.
+    let op = "operator/";
+    assert!(p.universe.contains("backend/src/subnets.rs") && p.universe.contains("README.md"));
     for file in [
         "src/api/network_v1alpha1/virtual_private_cloud.rs",
         "src/api/network_v1alpha1/validate.rs",
@@ -159,7 +168,7 @@ fn generated_rust_is_rustfmt_clean_for_short_and_long_names() {
         let diffs: Vec<String> = p
             .universe
             .iter()
-            .filter(|(path, _)| path.starts_with("services/") && path.ends_with(".rs"))
+            .filter(|(path, _)| path.ends_with(".rs"))
             .filter_map(|(path, file)| {
                 mni_machinery::rustfmt_difference(path, file.contents()).expect("rustfmt runs")
             })
@@ -169,8 +178,38 @@ fn generated_rust_is_rustfmt_clean_for_short_and_long_names() {
 }
 
 #[test]
-fn init_and_create_api_do_what_the_default_bundle_does() {
+fn init_makes_a_virtual_workspace_for_the_service() {
     let mut p = Project::init();
+    let cargo = p.universe.get("Cargo.toml").expect("Cargo.toml");
+    assert!(!cargo.contains("[package]"), "{cargo}");
+    assert!(!p.universe.contains("src/main.rs") && !p.universe.contains("config/rbac/role.yaml"));
+    let err = p
+        .run(
+            Subcommand::CreateApi,
+            &[("group", "ships"), ("version", "v1"), ("kind", "Ship")],
+        )
+        .expect_err("no root crate");
+    assert!(err.to_string().contains("give --service NAME"), "{err}");
+    // A second service of a flat project is nested.
+    p.run(Subcommand::NewService, &[("name", "network")])
+        .expect("new service");
+    p.run(Subcommand::NewService, &[("name", "edge")])
+        .expect("a second service");
+    assert!(
+        p.universe
+            .contains("operator/src/controllers/kube_ovn_orphans.rs")
+    );
+    assert!(
+        p.universe
+            .contains("services/edge/operator/src/controllers/kube_ovn_orphans.rs")
+    );
+    assert!(p.universe.contains("services/edge/backend/src/subnets.rs"));
+    assert!(p.universe.contains("services/edge/README.md"));
+}
+
+#[test]
+fn init_and_create_api_do_what_the_default_bundle_does() {
+    let mut p = Project::init_with(&[("root-crate", "true")]);
     assert!(p.universe.contains("src/main.rs") && p.universe.contains("config/rbac/role.yaml"));
     p.run(
         Subcommand::CreateApi,

@@ -16,10 +16,10 @@ use mni_core::{ServiceStatus, WorkloadSpec};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// The frontend image when the spec names none: what `services/network/frontend/Dockerfile` builds.
+/// The frontend image when the spec names none: what `frontend/Dockerfile` builds.
 pub const DEFAULT_FRONTEND_IMAGE: &str = "network-frontend:latest";
 
-/// The backend image when the spec names none: what `services/network/backend/Dockerfile` builds.
+/// The backend image when the spec names none: what `backend/Dockerfile` builds.
 pub const DEFAULT_BACKEND_IMAGE: &str = "network-backend:latest";
 
 /// One installation of the network service: its web UI and its HTTP API.
