@@ -59,11 +59,12 @@ impl RustV1 {
                 "src/controllers/mod.rs",
                 &format!("{dir}src/controllers/mod.rs"),
             ),
-            TemplateFile::new("Dockerfile", &format!("{dir}Dockerfile")),
         ];
         if target.service.is_none() {
             files.extend([
                 TemplateFile::new("Cargo.toml", "Cargo.toml"),
+                // One Dockerfile builds every binary of the workspace (`--build-arg BINARY=`).
+                TemplateFile::new("Dockerfile", "Dockerfile"),
                 TemplateFile::new(".dockerignore", ".dockerignore").if_exists(IfExists::Skip),
                 TemplateFile::new(".gitignore", ".gitignore").if_exists(IfExists::Skip),
                 TemplateFile::new("README.md", "README.md").if_exists(IfExists::Skip),

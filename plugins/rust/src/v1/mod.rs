@@ -5,13 +5,14 @@
 //!
 //! ```text
 //! DIR/Cargo.toml                  the root also holds [workspace] with a `members` marker
-//! DIR/src/main.rs                 Cli (OperatorArgs + `crd`), Manager, `controllers` marker
+//! DIR/src/main.rs                 mni_operator::run with the CRDs, `controllers` marker
 //! DIR/src/lib.rs                  pub mod api; pub mod controllers;
 //! DIR/src/api/mod.rs              `api-modules` marker, crds() with a `crds` marker
 //! DIR/src/api/GROUP_VERSION/      one module per group and version, a file per kind
 //! DIR/src/controllers/KIND.rs     one Reconciler per kind, with `+mni:rbac` lines
 //! DIR/tests/KIND.rs               the controller against mni-testkit
-//! DIR/Dockerfile                  static musl binary on distroless nonroot
+//! Dockerfile                      (root only) any crate of the workspace (`--build-arg BINARY=`)
+//!                                 as a static musl binary on distroless nonroot
 //! ```
 //!
 //! Project-wide choices made at `init` (owner, license, where the mNi crates come from) are

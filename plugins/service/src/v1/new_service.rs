@@ -113,7 +113,6 @@ impl ServiceV1 {
                 names.backend(),
                 &[
                     "Cargo.toml",
-                    "Dockerfile",
                     "src/main.rs",
                     "src/lib.rs",
                     "tests/api.rs",
@@ -123,7 +122,6 @@ impl ServiceV1 {
                 names.frontend(),
                 &[
                     "Cargo.toml",
-                    "Dockerfile",
                     "src/main.rs",
                     "src/lib.rs",
                     "assets/index.html",
@@ -323,8 +321,8 @@ impl NewService for ServiceV1 {
         SubcommandMetadata {
             description: "Make the service complete: its CRD (frontend and backend workloads) \
                           and controller, a domain kind, a backend crate (axum API over the \
-                          Kubernetes API) and a frontend crate (embedded web UI), Dockerfiles, \
-                          samples and tests."
+                          Kubernetes API) and a frontend crate (embedded web UI), samples and \
+                          tests."
                 .to_owned(),
             examples: "mni-scaffold new service billing   # Billing + BillingAccount in \
                        billing.<domain>/v1alpha1"
