@@ -307,9 +307,10 @@ fn register(k: &Kind, service: &Kind) -> String {
     if k == service {
         format!(
             "// {kind}s are reconciled CONCURRENCY at a time.\n\
+             let reconciler = {kind}Reconciler;\n\
              let concurrency = {kind}Reconciler::CONCURRENCY;\n\
              let options = ControllerOptions::default().with_max_concurrent_reconciles(concurrency);\n\
-             let manager = manager.with_controller_options({kind}Reconciler, options);"
+             let manager = manager.with_controller_options(reconciler, options);"
         )
     } else {
         format!("let manager = manager.with_controller({kind}Reconciler);")
