@@ -30,9 +30,10 @@ async fn main() -> anyhow::Result<()> {
     mni_operator::run(mni_operator::command!(), api::crds(), |manager| {
         // +mni:fragment:controllers:network
         // Networks are reconciled CONCURRENCY at a time.
+        let reconciler = NetworkReconciler;
         let concurrency = NetworkReconciler::CONCURRENCY;
         let options = ControllerOptions::default().with_max_concurrent_reconciles(concurrency);
-        let manager = manager.with_controller_options(NetworkReconciler, options);
+        let manager = manager.with_controller_options(reconciler, options);
         // +mni:fragment-end:controllers:network
         // +mni:fragment:controllers:virtual_private_cloud
         let manager = manager.with_controller(VirtualPrivateCloudReconciler);

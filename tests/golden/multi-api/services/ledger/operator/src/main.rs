@@ -29,9 +29,10 @@ async fn main() -> anyhow::Result<()> {
     mni_operator::run(mni_operator::command!(), api::crds(), |manager| {
         // +mni:fragment:controllers:ledger
         // Ledgers are reconciled CONCURRENCY at a time.
+        let reconciler = LedgerReconciler;
         let concurrency = LedgerReconciler::CONCURRENCY;
         let options = ControllerOptions::default().with_max_concurrent_reconciles(concurrency);
-        let manager = manager.with_controller_options(LedgerReconciler, options);
+        let manager = manager.with_controller_options(reconciler, options);
         // +mni:fragment-end:controllers:ledger
         // +mni:fragment:controllers:ledger_account
         let manager = manager.with_controller(LedgerAccountReconciler);
