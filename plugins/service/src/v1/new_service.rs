@@ -111,12 +111,7 @@ impl ServiceV1 {
         for (role, templates) in [
             (
                 names.backend(),
-                &[
-                    "Cargo.toml",
-                    "src/main.rs",
-                    "src/lib.rs",
-                    "tests/api.rs",
-                ][..],
+                &["Cargo.toml", "src/main.rs", "src/lib.rs", "tests/api.rs"][..],
             ),
             (
                 names.frontend(),
