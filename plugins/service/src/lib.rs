@@ -13,7 +13,8 @@
 //!   Kubernetes API;
 //! - a `frontend` crate: a web UI served by a small Rust server that embeds its assets and
 //!   proxies `/api` to the backend;
-//! - their Dockerfiles, CRDs, samples, tests and a README.
+//! - their CRDs, samples, tests and a README (the workspace's one `Dockerfile` builds the
+//!   images, `--build-arg BINARY=CRATE`).
 //!
 //! Start reading at [`v1`]: its module docs list every generated file. The templates are in
 //! `templates/service/v1/` of the mNi repository.

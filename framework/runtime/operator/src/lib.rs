@@ -1,8 +1,9 @@
 //! The operator runtime every mNi service operator links against, kept thin over kube-runtime.
 //!
-//! A generated operator is a `main` that parses [`OperatorArgs`], builds a [`Manager`] from a
-//! kube [`Client`](kube::Client), registers one [`Reconciler`] per custom resource kind and calls
-//! [`Manager::run`]. Start reading at [`Reconciler`] (what you implement), then [`Context`] (what
+//! A generated operator's `main` calls [`run`] with its CRDs and a closure that registers one
+//! [`Reconciler`] per custom resource kind on a [`ManagerBuilder`]; [`run`] parses
+//! [`OperatorArgs`], answers the `crd` subcommand, builds a [`Manager`] from a kube
+//! [`Client`](kube::Client) and calls [`Manager::run`]. Start reading at [`Reconciler`] (what you implement), then [`Context`] (what
 //! a reconcile can do) and [`Manager`] (what runs it all).
 //!
 //! What the runtime does for you, in controller-runtime's terms:
@@ -70,6 +71,7 @@ mod leader;
 mod manager;
 mod metrics;
 mod reconciler;
+mod run;
 pub mod telemetry;
 pub mod workload;
 
@@ -84,6 +86,9 @@ pub use manager::{Error, Manager, ManagerBuilder, RunningManager, ShutdownHandle
 pub use metrics::Metrics;
 pub use mni_core::{Condition, ConditionStatus, Conditions, DEGRADED, PROGRESSING, READY, reasons};
 pub use reconciler::{ApiScope, Reconciler, Relations};
+#[doc(hidden)]
+pub use run::about_command;
+pub use run::{OperatorCli, RunError, run};
 
 /// The names an operator's `main` and reconcilers need in scope.
 pub mod prelude {

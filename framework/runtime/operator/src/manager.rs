@@ -179,6 +179,12 @@ impl ManagerBuilder {
             .with_health_probe_address(None)
     }
 
+    /// Builds the manager [`for_tests`](Self::for_tests) and starts it: what an operator's
+    /// integration test runs beside a `mni-testkit` control plane.
+    pub async fn start_for_tests(self) -> Result<RunningManager, Error> {
+        self.for_tests().build().start().await
+    }
+
     /// Uses `metrics` as the registry (to share it, or to pre-register own metrics).
     pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> Self {
         self.metrics = metrics;

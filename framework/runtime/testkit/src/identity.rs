@@ -109,6 +109,29 @@ impl TestEnv {
             .await
     }
 
+    /// The client a scaffolded operator crate has in a cluster, by the scaffold's conventions:
+    /// [`Self::operator_client`] with `crate_dir/config/rbac/role.yaml` as ServiceAccount
+    /// `CRATE-controller-manager` in namespace `CRATE-system`. An integration test passes its
+    /// own `env!("CARGO_MANIFEST_DIR")` and `env!("CARGO_PKG_NAME")`.
+    ///
+    /// ```no_run
+    /// # async fn run(env: &mni_testkit::TestEnv) -> mni_testkit::Result<()> {
+    /// let client = env
+    ///     .crate_operator_client(env!("CARGO_MANIFEST_DIR"), env!("CARGO_PKG_NAME"))
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn crate_operator_client(
+        &self,
+        crate_dir: impl AsRef<Path>,
+        crate_name: &str,
+    ) -> Result<Client> {
+        let role = crate_dir.as_ref().join("config/rbac/role.yaml");
+        let namespace = format!("{crate_name}-system");
+        let account = format!("{crate_name}-controller-manager");
+        self.operator_client(&role, &namespace, &account).await
+    }
+
     async fn account_client(
         &self,
         namespace: &str,

@@ -36,7 +36,8 @@
 //! Code map: `env` ([`TestEnv`], [`TestEnvBuilder`], CRD installation), `identity`
 //! (ServiceAccount clients, [`TestEnv::operator_client`] with an operator's RBAC manifest),
 //! `wait` (watch-based waits), `owner` ([`get_controlled`]), `events` (event assertions),
-//! `error` ([`Error`]).
+//! `manifests` ([`assert_crds_checked_in`]: the checked-in CRDs match the code), `error`
+//! ([`Error`]).
 //!
 //! **Architecture Invariant:** the test kit only talks to the server over HTTP with kube-rs
 //! clients, as an operator would; it never reaches into the server's store. What passes here
@@ -49,10 +50,12 @@ mod env;
 mod error;
 mod events;
 mod identity;
+mod manifests;
 mod owner;
 mod wait;
 
 pub use env::{DEFAULT_TIMEOUT, TestEnv, TestEnvBuilder};
 pub use error::{Error, Result};
+pub use manifests::assert_crds_checked_in;
 pub use owner::get_controlled;
 pub use wait::{wait_deleted, wait_for, wait_for_condition};

@@ -63,11 +63,12 @@ impl RustV1 {
                 "src/controllers/mod.rs",
                 &format!("{dir}src/controllers/mod.rs"),
             ),
-            TemplateFile::new("Dockerfile", &format!("{dir}Dockerfile")),
         ];
         if target.service.is_none() {
             files.extend([
                 TemplateFile::new("Cargo.toml", "Cargo.toml"),
+                // One Dockerfile builds every binary of the workspace (`--build-arg BINARY=`).
+                TemplateFile::new("Dockerfile", "Dockerfile"),
                 TemplateFile::new(".dockerignore", ".dockerignore").if_exists(IfExists::Skip),
                 TemplateFile::new(".gitignore", ".gitignore").if_exists(IfExists::Skip),
                 TemplateFile::new("README.md", "README.md").if_exists(IfExists::Skip),
@@ -95,7 +96,8 @@ impl RustV1 {
     }
 
     /// Renders the root of a project without root crate: a virtual workspace `Cargo.toml`,
-    /// `.dockerignore` and `.gitignore`. The README comes with the service (`new service`
+    /// the workspace's one `Dockerfile` (no default binary: `--build-arg BINARY=` names the
+    /// crate), `.dockerignore` and `.gitignore`. The README comes with the service (`new service`
     /// writes it at the root when the service is laid out flat).
     fn scaffold_workspace(
         &self,
@@ -112,6 +114,7 @@ impl RustV1 {
         ]);
         let files = [
             TemplateFile::new("Cargo.toml", "Cargo.toml").if_exists(policy),
+            TemplateFile::new("Dockerfile", "Dockerfile").if_exists(policy),
             TemplateFile::new(".dockerignore", ".dockerignore").if_exists(IfExists::Skip),
             TemplateFile::new(".gitignore", ".gitignore").if_exists(IfExists::Skip),
         ];

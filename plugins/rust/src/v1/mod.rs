@@ -5,17 +5,18 @@
 //!
 //! ```text
 //! DIR/Cargo.toml                  the root also holds [workspace] with a `members` marker
-//! DIR/src/main.rs                 Cli (OperatorArgs + `crd`), Manager, `controllers` marker
+//! DIR/src/main.rs                 mni_operator::run with the CRDs, `controllers` marker
 //! DIR/src/lib.rs                  pub mod api; pub mod controllers;
 //! DIR/src/api/mod.rs              `api-modules` marker, crds() with a `crds` marker
 //! DIR/src/api/GROUP_VERSION/      one module per group and version, a file per kind
 //! DIR/src/controllers/KIND.rs     one Reconciler per kind, with `+mni:rbac` lines
 //! DIR/tests/KIND.rs               the controller against mni-testkit
-//! DIR/Dockerfile                  static musl binary on distroless nonroot
+//! Dockerfile                      (at the root) any crate of the workspace (`--build-arg BINARY=`)
+//!                                 as a static musl binary on distroless nonroot
 //! ```
 //!
-//! With `init --root-crate=false` the root `Cargo.toml` is a virtual workspace (no `src/`,
-//! `config/` or `Dockerfile` at the root): a project that is one service, whose crates
+//! With `init --root-crate=false` the root `Cargo.toml` is a virtual workspace (no `src/` or
+//! `config/` at the root, and the `Dockerfile` has no default binary): a project that is one service, whose crates
 //! `new service` then puts at the root (`operator/`, `backend/`, `frontend/`).
 //!
 //! Project-wide choices made at `init` (owner, license, where the mNi crates come from,

@@ -127,7 +127,7 @@ impl Plugin for ServiceV1 {
         "Scaffolds a complete service on top of the operator crate rust.mni.dev/v1 makes: the \
          service CRD (frontend and backend workloads) and its controller, a domain kind, an axum \
          backend doing CRUD on it through the Kubernetes API, a web frontend with embedded \
-         assets, Dockerfiles, manifests and tests (new service). Runs after rust.mni.dev/v1 and \
+         assets, manifests and tests (new service). Runs after rust.mni.dev/v1 and \
          kustomize.mni.dev/v1."
             .to_owned()
     }

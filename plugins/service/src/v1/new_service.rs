@@ -119,19 +119,12 @@ impl ServiceV1 {
         for (role, templates) in [
             (
                 names.backend(),
-                &[
-                    "Cargo.toml",
-                    "Dockerfile",
-                    "src/main.rs",
-                    "src/lib.rs",
-                    "tests/api.rs",
-                ][..],
+                &["Cargo.toml", "src/main.rs", "src/lib.rs", "tests/api.rs"][..],
             ),
             (
                 names.frontend(),
                 &[
                     "Cargo.toml",
-                    "Dockerfile",
                     "src/main.rs",
                     "src/lib.rs",
                     "assets/index.html",
@@ -317,9 +310,10 @@ fn register(k: &Kind, service: &Kind) -> String {
     if k == service {
         format!(
             "// {kind}s are reconciled CONCURRENCY at a time.\n\
+             let reconciler = {kind}Reconciler;\n\
              let concurrency = {kind}Reconciler::CONCURRENCY;\n\
              let options = ControllerOptions::default().with_max_concurrent_reconciles(concurrency);\n\
-             let manager = manager.with_controller_options({kind}Reconciler, options);"
+             let manager = manager.with_controller_options(reconciler, options);"
         )
     } else {
         format!("let manager = manager.with_controller({kind}Reconciler);")
@@ -331,8 +325,8 @@ impl NewService for ServiceV1 {
         SubcommandMetadata {
             description: "Make the service complete: its CRD (frontend and backend workloads) \
                           and controller, a domain kind, a backend crate (axum API over the \
-                          Kubernetes API) and a frontend crate (embedded web UI), Dockerfiles, \
-                          samples and tests."
+                          Kubernetes API) and a frontend crate (embedded web UI), samples and \
+                          tests."
                 .to_owned(),
             examples: "mni-scaffold new service billing   # Billing + BillingAccount in \
                        billing.<domain>/v1alpha1"

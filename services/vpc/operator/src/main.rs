@@ -3,15 +3,12 @@
 
 //! `network-operator`: the operator binary.
 //!
-//! It runs the controllers registered below against the cluster of the current kubeconfig (or
-//! the in-cluster config), with Kubebuilder's flags (`--metrics-bind-address`,
+//! `mni_operator::run` runs the controllers registered below against the cluster of the current
+//! kubeconfig (or the in-cluster config), with Kubebuilder's flags (`--metrics-bind-address`,
 //! `--health-probe-bind-address`, `--leader-elect`); `network-operator crd` prints its CRDs.
 //!
 //! The runtime records Events for the objects it reconciles:
 // +mni:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-
-use clap::Parser;
-use mni_operator::{Manager, OperatorArgs, OperatorCommand, telemetry, write_crds};
 
 use network_operator::api;
 // +mni:fragment:imports:network-reconciler
@@ -28,40 +25,27 @@ use network_operator::controllers::kube_ovn_orphans::KubeOvnOrphanReconciler;
 // +mni:fragment-end:imports:kube-ovn-orphans
 // +mni:scaffold:imports
 
-#[derive(Parser)]
-#[command(version, about)]
-struct Cli {
-    #[command(flatten)]
-    operator: OperatorArgs,
-    #[command(subcommand)]
-    command: Option<OperatorCommand>,
-}
-
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
-    if let Some(OperatorCommand::Crd) = cli.command {
-        write_crds(&api::crds(), std::io::stdout().lock())?;
-        return Ok(());
-    }
-    telemetry::init(cli.operator.log_format);
-    let client = kube::Client::try_default().await?;
-    let manager = Manager::builder(client).with_args(&cli.operator);
-    // +mni:fragment:controllers:network
-    // Networks are reconciled CONCURRENCY at a time.
-    let concurrency = NetworkReconciler::CONCURRENCY;
-    let options = ControllerOptions::default().with_max_concurrent_reconciles(concurrency);
-    let manager = manager.with_controller_options(NetworkReconciler, options);
-    // +mni:fragment-end:controllers:network
-    // +mni:fragment:controllers:virtual_private_cloud
-    let manager = manager.with_controller(VirtualPrivateCloudReconciler);
-    // +mni:fragment-end:controllers:virtual_private_cloud
-    // +mni:fragment:controllers:kube-ovn-orphans
-    // Kube-OVN objects whose VirtualPrivateCloud is gone are deleted.
-    let options = ControllerOptions::default().with_error_reporting(false);
-    let manager = manager.with_controller_options(KubeOvnOrphanReconciler, options);
-    // +mni:fragment-end:controllers:kube-ovn-orphans
-    // +mni:scaffold:controllers
-    manager.build().run().await?;
+    mni_operator::run(mni_operator::command!(), api::crds(), |manager| {
+        // +mni:fragment:controllers:network
+        // Networks are reconciled CONCURRENCY at a time.
+        let reconciler = NetworkReconciler;
+        let concurrency = NetworkReconciler::CONCURRENCY;
+        let options = ControllerOptions::default().with_max_concurrent_reconciles(concurrency);
+        let manager = manager.with_controller_options(reconciler, options);
+        // +mni:fragment-end:controllers:network
+        // +mni:fragment:controllers:virtual_private_cloud
+        let manager = manager.with_controller(VirtualPrivateCloudReconciler);
+        // +mni:fragment-end:controllers:virtual_private_cloud
+        // +mni:fragment:controllers:kube-ovn-orphans
+        // Kube-OVN objects whose VirtualPrivateCloud is gone are deleted.
+        let options = ControllerOptions::default().with_error_reporting(false);
+        let manager = manager.with_controller_options(KubeOvnOrphanReconciler, options);
+        // +mni:fragment-end:controllers:kube-ovn-orphans
+        // +mni:scaffold:controllers
+        manager
+    })
+    .await?;
     Ok(())
 }

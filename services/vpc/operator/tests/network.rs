@@ -8,15 +8,13 @@
 //! (rollouts, failures named in `Degraded`, settings that roll the backend, pruning) is tested
 //! in the runtime itself.
 
-use std::path::Path;
-
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Service, ServiceAccount};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+use kube::Resource;
 use kube::api::{Api, DeleteParams, PostParams};
 use kube::core::NamespaceResourceScope;
-use kube::{Client, Resource};
 use mni_operator::{Manager, READY, RunningManager};
 use mni_testkit::{TestEnv, get_controlled, wait_deleted, wait_for_condition};
 use serde::de::DeserializeOwned;
@@ -26,17 +24,6 @@ use network_operator::api::network_v1alpha1::NetworkSpec;
 use network_operator::controllers::network::NetworkReconciler;
 
 const NAMESPACE: &str = "default";
-
-/// The client the operator has in a cluster: its ServiceAccount with the rules of
-/// `config/rbac/role.yaml`.
-async fn operator_client(env: &TestEnv) -> Client {
-    let role = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/rbac/role.yaml");
-    let namespace = "network-operator-system";
-    let account = "network-operator-controller-manager";
-    env.operator_client(&role, namespace, account)
-        .await
-        .expect("the operator's client")
-}
 
 /// A control plane with the simulator and the operator, and a Network that is Ready.
 struct Fixture {
@@ -62,11 +49,10 @@ async fn start(name: &str) -> Fixture {
         .start()
         .await
         .expect("control plane starts");
-    let manager = Manager::builder(operator_client(&env).await)
-        .for_tests()
+    let client = env.crate_operator_client(env!("CARGO_MANIFEST_DIR"), env!("CARGO_PKG_NAME"));
+    let manager = Manager::builder(client.await.expect("the operator's client"))
         .with_controller(NetworkReconciler)
-        .build()
-        .start()
+        .start_for_tests()
         .await
         .expect("manager starts");
     let api: Api<Network> = Api::namespaced(env.client(), NAMESPACE);

@@ -6,11 +6,9 @@
 //! installed without the rules — sets `Validated=False` with the same message and creates
 //! nothing in Kube-OVN.
 
-use std::path::Path;
-
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::ResourceExt;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
-use kube::{Client, ResourceExt};
 use mni_kubeovn::v1 as ovn;
 use mni_operator::{Manager, READY, RunningManager};
 use mni_testkit::{TestEnv, wait_for, wait_for_condition};
@@ -97,23 +95,11 @@ fn crds_without_rules() -> Vec<CustomResourceDefinition> {
         .collect()
 }
 
-/// The client the operator has in a cluster: its ServiceAccount with the rules of
-/// `config/rbac/role.yaml`.
-async fn operator_client(env: &TestEnv) -> Client {
-    let role = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/rbac/role.yaml");
-    let namespace = "network-operator-system";
-    let account = "network-operator-controller-manager";
-    env.operator_client(&role, namespace, account)
-        .await
-        .expect("the operator's client")
-}
-
 async fn start_manager(env: &TestEnv) -> RunningManager {
-    Manager::builder(operator_client(env).await)
-        .for_tests()
+    let client = env.crate_operator_client(env!("CARGO_MANIFEST_DIR"), env!("CARGO_PKG_NAME"));
+    Manager::builder(client.await.expect("the operator's client"))
         .with_controller(VirtualPrivateCloudReconciler)
-        .build()
-        .start()
+        .start_for_tests()
         .await
         .expect("manager starts")
 }

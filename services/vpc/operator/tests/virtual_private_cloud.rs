@@ -6,11 +6,10 @@
 //! `config/rbac/role.yaml`: Kube-OVN objects appear, are labelled back to their owner, report
 //! ready; removed items are pruned; deletion cleans up even when the operator was stopped.
 
-use std::path::Path;
 use std::time::Duration;
 
+use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
-use kube::{Client, ResourceExt};
 use mni_kubeovn::v1 as ovn;
 use mni_operator::{ControllerOptions, Manager, READY, RunningManager};
 use mni_testkit::{TestEnv, wait_deleted, wait_for, wait_for_condition};
@@ -29,17 +28,6 @@ use network_operator::controllers::virtual_private_cloud::upstream::SPEC_NAME;
 
 const NAMESPACE: &str = "default";
 
-/// The client the operator has in a cluster: its ServiceAccount with the rules of
-/// `config/rbac/role.yaml`.
-async fn operator_client(env: &TestEnv) -> Client {
-    let role = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/rbac/role.yaml");
-    let namespace = "network-operator-system";
-    let account = "network-operator-controller-manager";
-    env.operator_client(&role, namespace, account)
-        .await
-        .expect("the operator's client")
-}
-
 async fn start_env() -> TestEnv {
     TestEnv::builder()
         .with_crds(network_operator::api::crds())
@@ -51,15 +39,14 @@ async fn start_env() -> TestEnv {
 
 /// The VPC controller and the orphan sweeper, as `src/main.rs` registers them.
 async fn start_manager(env: &TestEnv) -> RunningManager {
-    Manager::builder(operator_client(env).await)
-        .for_tests()
+    let client = env.crate_operator_client(env!("CARGO_MANIFEST_DIR"), env!("CARGO_PKG_NAME"));
+    Manager::builder(client.await.expect("the operator's client"))
         .with_controller(VirtualPrivateCloudReconciler)
         .with_controller_options(
             KubeOvnOrphanReconciler,
             ControllerOptions::default().with_error_reporting(false),
         )
-        .build()
-        .start()
+        .start_for_tests()
         .await
         .expect("manager starts")
 }

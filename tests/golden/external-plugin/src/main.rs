@@ -2,15 +2,12 @@
 
 //! `docs-demo`: the operator binary.
 //!
-//! It runs the controllers registered below against the cluster of the current kubeconfig (or
-//! the in-cluster config), with Kubebuilder's flags (`--metrics-bind-address`,
+//! `mni_operator::run` runs the controllers registered below against the cluster of the current
+//! kubeconfig (or the in-cluster config), with Kubebuilder's flags (`--metrics-bind-address`,
 //! `--health-probe-bind-address`, `--leader-elect`); `docs-demo crd` prints its CRDs.
 //!
 //! The runtime records Events for the objects it reconciles:
 // +mni:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-
-use clap::Parser;
-use mni_operator::{Manager, OperatorArgs, OperatorCommand, telemetry, write_crds};
 
 use docs_demo::api;
 // +mni:fragment:imports:controllers
@@ -18,29 +15,15 @@ use docs_demo::controllers;
 // +mni:fragment-end:imports:controllers
 // +mni:scaffold:imports
 
-#[derive(Parser)]
-#[command(version, about)]
-struct Cli {
-    #[command(flatten)]
-    operator: OperatorArgs,
-    #[command(subcommand)]
-    command: Option<OperatorCommand>,
-}
-
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
-    if let Some(OperatorCommand::Crd) = cli.command {
-        write_crds(&api::crds(), std::io::stdout().lock())?;
-        return Ok(());
-    }
-    telemetry::init(cli.operator.log_format);
-    let client = kube::Client::try_default().await?;
-    let manager = Manager::builder(client).with_args(&cli.operator);
-    // +mni:fragment:controllers:captain
-    let manager = manager.with_controller(controllers::captain::CaptainReconciler);
-    // +mni:fragment-end:controllers:captain
-    // +mni:scaffold:controllers
-    manager.build().run().await?;
+    mni_operator::run(mni_operator::command!(), api::crds(), |manager| {
+        // +mni:fragment:controllers:captain
+        let manager = manager.with_controller(controllers::captain::CaptainReconciler);
+        // +mni:fragment-end:controllers:captain
+        // +mni:scaffold:controllers
+        manager
+    })
+    .await?;
     Ok(())
 }

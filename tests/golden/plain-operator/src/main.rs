@@ -3,15 +3,12 @@
 
 //! `guestbook`: the operator binary.
 //!
-//! It runs the controllers registered below against the cluster of the current kubeconfig (or
-//! the in-cluster config), with Kubebuilder's flags (`--metrics-bind-address`,
+//! `mni_operator::run` runs the controllers registered below against the cluster of the current
+//! kubeconfig (or the in-cluster config), with Kubebuilder's flags (`--metrics-bind-address`,
 //! `--health-probe-bind-address`, `--leader-elect`); `guestbook crd` prints its CRDs.
 //!
 //! The runtime records Events for the objects it reconciles:
 // +mni:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-
-use clap::Parser;
-use mni_operator::{Manager, OperatorArgs, OperatorCommand, telemetry, write_crds};
 
 use guestbook::api;
 // +mni:fragment:imports:controllers
@@ -19,29 +16,15 @@ use guestbook::controllers;
 // +mni:fragment-end:imports:controllers
 // +mni:scaffold:imports
 
-#[derive(Parser)]
-#[command(version, about)]
-struct Cli {
-    #[command(flatten)]
-    operator: OperatorArgs,
-    #[command(subcommand)]
-    command: Option<OperatorCommand>,
-}
-
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
-    if let Some(OperatorCommand::Crd) = cli.command {
-        write_crds(&api::crds(), std::io::stdout().lock())?;
-        return Ok(());
-    }
-    telemetry::init(cli.operator.log_format);
-    let client = kube::Client::try_default().await?;
-    let manager = Manager::builder(client).with_args(&cli.operator);
-    // +mni:fragment:controllers:guestbook
-    let manager = manager.with_controller(controllers::guestbook::GuestbookReconciler);
-    // +mni:fragment-end:controllers:guestbook
-    // +mni:scaffold:controllers
-    manager.build().run().await?;
+    mni_operator::run(mni_operator::command!(), api::crds(), |manager| {
+        // +mni:fragment:controllers:guestbook
+        let manager = manager.with_controller(controllers::guestbook::GuestbookReconciler);
+        // +mni:fragment-end:controllers:guestbook
+        // +mni:scaffold:controllers
+        manager
+    })
+    .await?;
     Ok(())
 }

@@ -108,10 +108,8 @@ async fn start(name: &str) -> Fixture {
         .await
         .expect("control plane starts");
     let manager = Manager::builder(env.client())
-        .for_tests()
         .with_controller(ShopReconciler)
-        .build()
-        .start()
+        .start_for_tests()
         .await
         .expect("manager starts");
     let api: Api<Shop> = Api::namespaced(env.client(), NAMESPACE);
@@ -352,10 +350,8 @@ async fn a_name_too_long_for_its_services_is_an_invalid_spec() {
         .await
         .expect("control plane starts");
     let manager = Manager::builder(env.client())
-        .for_tests()
         .with_controller(ShopReconciler)
-        .build()
-        .start()
+        .start_for_tests()
         .await
         .expect("manager starts");
     let api: Api<Shop> = Api::namespaced(env.client(), NAMESPACE);

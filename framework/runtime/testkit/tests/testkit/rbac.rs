@@ -113,3 +113,34 @@ async fn a_wait_without_watch_permission_fails_at_once_naming_the_object() -> an
     env.shutdown().await;
     Ok(())
 }
+
+#[tokio::test]
+async fn a_crate_operator_client_has_the_rules_of_its_role_manifest() -> anyhow::Result<()> {
+    let crate_dir = std::env::temp_dir().join(format!("mni-testkit-crate-{}", std::process::id()));
+    let rbac = crate_dir.join("config/rbac");
+    std::fs::create_dir_all(&rbac)?;
+    let role = k8s_openapi::api::rbac::v1::ClusterRole {
+        metadata: ObjectMeta {
+            name: Some("manager-role".into()),
+            ..ObjectMeta::default()
+        },
+        rules: Some(vec![configmap_reader()]),
+        ..Default::default()
+    };
+    std::fs::write(rbac.join("role.yaml"), serde_yaml::to_string(&role)?)?;
+
+    let env = TestEnv::start().await?;
+    let client = env.crate_operator_client(&crate_dir, "billing").await?;
+    // The scaffold's names: ServiceAccount CRATE-controller-manager in CRATE-system.
+    let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    configmaps.list(&ListParams::default()).await?;
+    let secrets: Api<Secret> = Api::namespaced(client, "default");
+    let message = forbidden(secrets.list(&ListParams::default()).await);
+    assert!(
+        message.contains("system:serviceaccount:billing-system:billing-controller-manager"),
+        "{message}"
+    );
+    env.shutdown().await;
+    std::fs::remove_dir_all(crate_dir)?;
+    Ok(())
+}

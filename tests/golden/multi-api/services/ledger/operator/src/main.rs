@@ -2,15 +2,12 @@
 
 //! `ledger-operator`: the operator binary.
 //!
-//! It runs the controllers registered below against the cluster of the current kubeconfig (or
-//! the in-cluster config), with Kubebuilder's flags (`--metrics-bind-address`,
+//! `mni_operator::run` runs the controllers registered below against the cluster of the current
+//! kubeconfig (or the in-cluster config), with Kubebuilder's flags (`--metrics-bind-address`,
 //! `--health-probe-bind-address`, `--leader-elect`); `ledger-operator crd` prints its CRDs.
 //!
 //! The runtime records Events for the objects it reconciles:
 // +mni:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-
-use clap::Parser;
-use mni_operator::{Manager, OperatorArgs, OperatorCommand, telemetry, write_crds};
 
 use ledger_operator::api;
 // +mni:fragment:imports:ledger-reconciler
@@ -27,38 +24,25 @@ use ledger_operator::controllers;
 // +mni:fragment-end:imports:controllers
 // +mni:scaffold:imports
 
-#[derive(Parser)]
-#[command(version, about)]
-struct Cli {
-    #[command(flatten)]
-    operator: OperatorArgs,
-    #[command(subcommand)]
-    command: Option<OperatorCommand>,
-}
-
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
-    if let Some(OperatorCommand::Crd) = cli.command {
-        write_crds(&api::crds(), std::io::stdout().lock())?;
-        return Ok(());
-    }
-    telemetry::init(cli.operator.log_format);
-    let client = kube::Client::try_default().await?;
-    let manager = Manager::builder(client).with_args(&cli.operator);
-    // +mni:fragment:controllers:ledger
-    // Ledgers are reconciled CONCURRENCY at a time.
-    let concurrency = LedgerReconciler::CONCURRENCY;
-    let options = ControllerOptions::default().with_max_concurrent_reconciles(concurrency);
-    let manager = manager.with_controller_options(LedgerReconciler, options);
-    // +mni:fragment-end:controllers:ledger
-    // +mni:fragment:controllers:ledger_account
-    let manager = manager.with_controller(LedgerAccountReconciler);
-    // +mni:fragment-end:controllers:ledger_account
-    // +mni:fragment:controllers:entry
-    let manager = manager.with_controller(controllers::entry::EntryReconciler);
-    // +mni:fragment-end:controllers:entry
-    // +mni:scaffold:controllers
-    manager.build().run().await?;
+    mni_operator::run(mni_operator::command!(), api::crds(), |manager| {
+        // +mni:fragment:controllers:ledger
+        // Ledgers are reconciled CONCURRENCY at a time.
+        let reconciler = LedgerReconciler;
+        let concurrency = LedgerReconciler::CONCURRENCY;
+        let options = ControllerOptions::default().with_max_concurrent_reconciles(concurrency);
+        let manager = manager.with_controller_options(reconciler, options);
+        // +mni:fragment-end:controllers:ledger
+        // +mni:fragment:controllers:ledger_account
+        let manager = manager.with_controller(LedgerAccountReconciler);
+        // +mni:fragment-end:controllers:ledger_account
+        // +mni:fragment:controllers:entry
+        let manager = manager.with_controller(controllers::entry::EntryReconciler);
+        // +mni:fragment-end:controllers:entry
+        // +mni:scaffold:controllers
+        manager
+    })
+    .await?;
     Ok(())
 }

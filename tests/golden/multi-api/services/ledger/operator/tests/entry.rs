@@ -5,26 +5,12 @@
 //! When `config/rbac/role.yaml` exists the controller runs as the operator's own
 //! ServiceAccount with exactly those rules, so a missing RBAC rule fails here, not in a cluster.
 
-use std::path::Path;
-
-use kube::Client;
 use kube::api::{Api, PostParams};
 use mni_operator::{Manager, READY};
 use mni_testkit::{TestEnv, wait_for_condition};
 
 use ledger_operator::api::ledger_v1beta1::{Entry, EntrySpec};
 use ledger_operator::controllers::entry::EntryReconciler;
-
-/// The client the operator has in a cluster: its ServiceAccount with the rules of
-/// `config/rbac/role.yaml` (the admin client if the project has no RBAC manifests).
-async fn operator_client(env: &TestEnv) -> Client {
-    let role = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/rbac/role.yaml");
-    let namespace = "ledger-operator-system";
-    let account = "ledger-operator-controller-manager";
-    env.operator_client(&role, namespace, account)
-        .await
-        .expect("the operator's client")
-}
 
 #[tokio::test]
 async fn a_entry_becomes_ready() {
@@ -33,11 +19,10 @@ async fn a_entry_becomes_ready() {
         .start()
         .await
         .expect("control plane starts");
-    let manager = Manager::builder(operator_client(&env).await)
-        .for_tests()
+    let client = env.crate_operator_client(env!("CARGO_MANIFEST_DIR"), env!("CARGO_PKG_NAME"));
+    let manager = Manager::builder(client.await.expect("the operator's client"))
         .with_controller(EntryReconciler)
-        .build()
-        .start()
+        .start_for_tests()
         .await
         .expect("manager starts");
 

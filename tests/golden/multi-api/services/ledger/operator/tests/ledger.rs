@@ -7,15 +7,13 @@
 //! (rollouts, failures named in `Degraded`, settings that roll the backend, pruning) is tested
 //! in the runtime itself.
 
-use std::path::Path;
-
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Service, ServiceAccount};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+use kube::Resource;
 use kube::api::{Api, DeleteParams, PostParams};
 use kube::core::NamespaceResourceScope;
-use kube::{Client, Resource};
 use mni_operator::{Manager, READY, RunningManager};
 use mni_testkit::{TestEnv, get_controlled, wait_deleted, wait_for_condition};
 use serde::de::DeserializeOwned;
@@ -25,17 +23,6 @@ use ledger_operator::api::ledger_v1alpha1::LedgerSpec;
 use ledger_operator::controllers::ledger::LedgerReconciler;
 
 const NAMESPACE: &str = "default";
-
-/// The client the operator has in a cluster: its ServiceAccount with the rules of
-/// `config/rbac/role.yaml`.
-async fn operator_client(env: &TestEnv) -> Client {
-    let role = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/rbac/role.yaml");
-    let namespace = "ledger-operator-system";
-    let account = "ledger-operator-controller-manager";
-    env.operator_client(&role, namespace, account)
-        .await
-        .expect("the operator's client")
-}
 
 /// A control plane with the simulator and the operator, and a Ledger that is Ready.
 struct Fixture {
@@ -61,11 +48,10 @@ async fn start(name: &str) -> Fixture {
         .start()
         .await
         .expect("control plane starts");
-    let manager = Manager::builder(operator_client(&env).await)
-        .for_tests()
+    let client = env.crate_operator_client(env!("CARGO_MANIFEST_DIR"), env!("CARGO_PKG_NAME"));
+    let manager = Manager::builder(client.await.expect("the operator's client"))
         .with_controller(LedgerReconciler)
-        .build()
-        .start()
+        .start_for_tests()
         .await
         .expect("manager starts");
     let api: Api<Ledger> = Api::namespaced(env.client(), NAMESPACE);

@@ -3,9 +3,6 @@
 //! `LedgerAccountReconciler` against an in-process control plane (`mni-testkit`), running as
 //! the operator's own ServiceAccount with the rules of `config/rbac/role.yaml`.
 
-use std::path::Path;
-
-use kube::Client;
 use kube::api::{Api, PostParams};
 use mni_operator::{Manager, READY};
 use mni_testkit::{TestEnv, wait_for_condition};
@@ -14,17 +11,6 @@ use ledger_operator::api::ledger_v1alpha1::LedgerAccount;
 use ledger_operator::api::ledger_v1alpha1::LedgerAccountSpec;
 use ledger_operator::controllers::ledger_account::LedgerAccountReconciler;
 
-/// The client the operator has in a cluster: its ServiceAccount with the rules of
-/// `config/rbac/role.yaml`.
-async fn operator_client(env: &TestEnv) -> Client {
-    let role = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/rbac/role.yaml");
-    let namespace = "ledger-operator-system";
-    let account = "ledger-operator-controller-manager";
-    env.operator_client(&role, namespace, account)
-        .await
-        .expect("the operator's client")
-}
-
 #[tokio::test]
 async fn a_ledger_account_becomes_ready() {
     let env = TestEnv::builder()
@@ -32,11 +18,10 @@ async fn a_ledger_account_becomes_ready() {
         .start()
         .await
         .expect("control plane starts");
-    let manager = Manager::builder(operator_client(&env).await)
-        .for_tests()
+    let client = env.crate_operator_client(env!("CARGO_MANIFEST_DIR"), env!("CARGO_PKG_NAME"));
+    let manager = Manager::builder(client.await.expect("the operator's client"))
         .with_controller(LedgerAccountReconciler)
-        .build()
-        .start()
+        .start_for_tests()
         .await
         .expect("manager starts");
 

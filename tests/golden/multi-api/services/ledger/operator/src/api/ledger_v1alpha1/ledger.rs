@@ -15,10 +15,12 @@ use mni_core::{ServiceStatus, WorkloadSpec};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// The frontend image when the spec names none: what `services/ledger/frontend/Dockerfile` builds.
+/// The frontend image when the spec names none: what the workspace's `Dockerfile`
+/// builds with `--build-arg BINARY=ledger-frontend`.
 pub const DEFAULT_FRONTEND_IMAGE: &str = "ledger-frontend:latest";
 
-/// The backend image when the spec names none: what `services/ledger/backend/Dockerfile` builds.
+/// The backend image when the spec names none: what the workspace's `Dockerfile`
+/// builds with `--build-arg BINARY=ledger-backend`.
 pub const DEFAULT_BACKEND_IMAGE: &str = "ledger-backend:latest";
 
 /// One installation of the ledger service: its web UI and its HTTP API.
