@@ -340,7 +340,8 @@ fn the_only_service_of_a_project_without_root_crate_is_laid_out_flat() {
     assert!(!p.universe.contains("backend/Dockerfile"));
     let dockerfile = p.universe.get("Dockerfile").expect("Dockerfile");
     assert!(
-        dockerfile.contains("docker build --build-arg BINARY=CRATE") && dockerfile.contains("ARG BINARY\n"),
+        dockerfile.contains("docker build --build-arg BINARY=CRATE")
+            && dockerfile.contains("ARG BINARY\n"),
         "{dockerfile}"
     );
 

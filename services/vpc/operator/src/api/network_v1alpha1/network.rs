@@ -16,10 +16,12 @@ use mni_core::{ServiceStatus, WorkloadSpec};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// The frontend image when the spec names none: what `frontend/Dockerfile` builds.
+/// The frontend image when the spec names none: what the workspace's `Dockerfile`
+/// builds with `--build-arg BINARY=network-frontend`.
 pub const DEFAULT_FRONTEND_IMAGE: &str = "network-frontend:latest";
 
-/// The backend image when the spec names none: what `backend/Dockerfile` builds.
+/// The backend image when the spec names none: what the workspace's `Dockerfile`
+/// builds with `--build-arg BINARY=network-backend`.
 pub const DEFAULT_BACKEND_IMAGE: &str = "network-backend:latest";
 
 /// One installation of the network service: its web UI and its HTTP API.
