@@ -1,6 +1,6 @@
 //! External plugins: the sample's happy path and every kind of misbehaviour.
 
-use crate::Project;
+use crate::{Project, create_crew_api};
 
 #[test]
 fn sample_plugin_happy_path() {
@@ -13,16 +13,7 @@ fn sample_plugin_happy_path() {
         p.read("PROJECT")
             .contains("- rust.mni.dev/v1\n- apidocs.mni.dev/v1\n")
     );
-    let api = [
-        "create",
-        "api",
-        "--group",
-        "crew",
-        "--version",
-        "v1",
-        "--kind",
-        "Captain",
-    ];
+    let api = create_crew_api("Captain", &[]);
     let out = p.run(&api).ok();
     assert!(out.contains("   create docs/captain.md\n"), "{out}");
     assert!(out.contains("   update README.md\n"), "{out}");
@@ -37,19 +28,10 @@ fn sample_plugin_happy_path() {
     assert!(project.contains("    namespaced: true\n"), "{project}");
 
     let out = p
-        .run(&[
-            "create",
-            "api",
-            "--group",
-            "crew",
-            "--version",
-            "v1",
-            "--kind",
+        .run(&create_crew_api(
             "Ship",
-            "--namespaced",
-            "false",
-            "--controller=false",
-        ])
+            &["--namespaced", "false", "--controller=false"],
+        ))
         .ok();
     assert!(out.contains("create docs/ship.md"), "{out}");
     assert!(p.read("docs/ship.md").contains("Scope: Cluster"));

@@ -1,7 +1,7 @@
 //! Flags that plugins declare: accepted on the command line, typed, routed to their plugin,
 //! listed by `--help`; an undeclared flag is bad input and writes nothing.
 
-use crate::Project;
+use crate::{Project, create_crew_api};
 
 /// Declares `--doc-title` (string), `--replicas` (int) and `--draft` (bool) for `create api`
 /// and records the `args` of every scaffolding request in `seen/<command>.json`.
@@ -22,17 +22,6 @@ elif cmd != "metadata":
 json.dump(out, sys.stdout)
 "#;
 
-const API: [&str; 8] = [
-    "create",
-    "api",
-    "--group",
-    "crew",
-    "--version",
-    "v1",
-    "--kind",
-    "Captain",
-];
-
 fn project() -> Project {
     let p = Project::new().plugin("spy.acme.io", "v1", SPY);
     p.run(&["--plugins", "spy", "init", "--domain", "acme.io"])
@@ -47,7 +36,7 @@ fn seen(p: &Project, command: &str) -> Vec<String> {
 #[test]
 fn declared_flags_reach_their_plugin() {
     let p = project();
-    let mut args = API.to_vec();
+    let mut args = create_crew_api("Captain", &[]);
     args.extend(["--doc-title", "The captain", "--replicas=3", "--draft"]);
     p.run(&args).ok();
     assert_eq!(
@@ -65,7 +54,7 @@ fn declared_flags_reach_their_plugin() {
         ]
     );
     // Not given: not passed on (the plugin applies its own defaults).
-    let mut args = API.to_vec();
+    let mut args = create_crew_api("Captain", &[]);
     args[7] = "Ship";
     args.extend(["--draft=false"]);
     p.run(&args).ok();
@@ -76,7 +65,7 @@ fn declared_flags_reach_their_plugin() {
 fn undeclared_flags_are_bad_input() {
     let p = project();
     let before = p.tree();
-    let mut args = API.to_vec();
+    let mut args = create_crew_api("Captain", &[]);
     args.extend(["--doc-titel", "typo"]);
     let err = p.run(&args).fails(
         2,
@@ -90,7 +79,7 @@ fn undeclared_flags_are_bad_input() {
     p.run(&["init", "--replicas", "2"])
         .fails(2, &["unknown flag --replicas for `init`"]);
     // Values are typed as declared.
-    let mut args = API.to_vec();
+    let mut args = create_crew_api("Captain", &[]);
     args.extend(["--replicas", "many"]);
     let run = p.run(&args);
     assert_eq!(run.code, 2, "{run:#?}");
@@ -125,7 +114,7 @@ fn the_sample_takes_a_doc_title() {
     let p = Project::new().sample();
     p.run(&["--plugins", "apidocs", "init", "--domain", "acme.io"])
         .ok();
-    let mut args = API.to_vec();
+    let mut args = create_crew_api("Captain", &[]);
     args.extend(["--doc-title", "Captains"]);
     p.run(&args).ok();
     let page = p.read("docs/captain.md");

@@ -18,6 +18,25 @@ use std::process::Command;
 
 use tempfile::TempDir;
 
+/// The arguments of `create api --group <group> --version <version> --kind <kind>`.
+pub(crate) fn create_api<'a>(group: &'a str, version: &'a str, kind: &'a str) -> [&'a str; 8] {
+    [
+        "create",
+        "api",
+        "--group",
+        group,
+        "--version",
+        version,
+        "--kind",
+        kind,
+    ]
+}
+
+/// [`create_api`] for `crew/v1` with `kind`, followed by `extra`.
+pub(crate) fn create_crew_api<'a>(kind: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    [&create_api("crew", "v1", kind)[..], extra].concat()
+}
+
 /// A temporary project directory `<tmp>/demo` plus `<tmp>/plugins` as `MNI_PLUGINS_PATH`.
 pub(crate) struct Project {
     tmp: TempDir,

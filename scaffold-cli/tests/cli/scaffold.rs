@@ -1,6 +1,6 @@
 //! The happy paths: init, idempotence, dry runs, new service, plugins and completion.
 
-use crate::{Project, run_in, tree};
+use crate::{Project, create_crew_api, run_in, tree};
 
 #[test]
 fn init_creates_project_and_readme() {
@@ -48,16 +48,7 @@ fn init_twice_changes_nothing() {
 fn a_generated_file_that_exists_is_bad_input_naming_force() {
     let p = Project::new();
     p.run(&["init", "--domain", "acme.io"]).ok();
-    let api = [
-        "create",
-        "api",
-        "--group",
-        "crew",
-        "--version",
-        "v1",
-        "--kind",
-        "Captain",
-    ];
+    let api = create_crew_api("Captain", &[]);
     let first = p.run(&api).ok();
     assert!(first.contains("   update src/main.rs\n"), "{first}");
     // A file the plugin generates, but which is already there: bad input naming it.

@@ -1,17 +1,10 @@
 //! Server-side apply scenarios, checked against what kube-apiserver records.
 
-use mni_fieldmanager::{Applied, ApplyError, Operation, TypeInfo, decode_managed_fields};
+use mni_fieldmanager::{Applied, Operation, TypeInfo, decode_managed_fields};
 use serde_json::{Value, json};
 
 mod common;
 use common::*;
-
-fn conflict_message(r: Result<Applied, ApplyError>) -> String {
-    match r {
-        Err(e @ ApplyError::Conflicts(_)) => e.to_string(),
-        other => format!("no conflict: {other:?}"),
-    }
-}
 
 #[test]
 fn apply_create_records_fields_and_time() {
@@ -181,14 +174,7 @@ fn containers_merge_by_name_between_managers() {
         json!([{"name": "a", "image": "a:2"}, {"name": "b", "image": "b:1"}])
     );
     // ma drops its container: only b's remains.
-    let d = ok(step(
-        Some(&c),
-        &deployment(json!({"replicas": 1})),
-        "ma",
-        false,
-        &types,
-        T2,
-    ));
+    let d = ok(replicas_step(Some(&c), 1, "ma", false, T2));
     assert_eq!(
         d.object["spec"]["template"]["spec"]["containers"],
         json!([{"name": "b", "image": "b:1"}])

@@ -6,32 +6,10 @@ use serde_json::{Value, json};
 mod common;
 use common::*;
 
-fn conflict_message(r: Result<Applied, ApplyError>) -> String {
-    match r {
-        Err(e @ ApplyError::Conflicts(_)) => e.to_string(),
-        other => format!("no conflict: {other:?}"),
-    }
-}
-
 #[test]
 fn conflict_then_force_transfers_ownership() {
-    let types = deployment_types();
-    let a = ok(step(
-        None,
-        &deployment(json!({"replicas": 1})),
-        "a",
-        false,
-        &types,
-        T0,
-    ));
-    let conflict = step(
-        Some(&a),
-        &deployment(json!({"replicas": 2})),
-        "b",
-        false,
-        &types,
-        T1,
-    );
+    let a = ok(replicas_step(None, 1, "a", false, T0));
+    let conflict = replicas_step(Some(&a), 2, "b", false, T1);
     assert_eq!(
         conflict_message(conflict.clone()),
         "Apply failed with 1 conflict: conflict with \"a\": .spec.replicas"
@@ -45,14 +23,7 @@ fn conflict_then_force_transfers_ownership() {
         );
         assert_eq!(e.to_status()["reason"], json!("Conflict"));
     }
-    let forced = ok(step(
-        Some(&a),
-        &deployment(json!({"replicas": 2})),
-        "b",
-        true,
-        &types,
-        T1,
-    ));
+    let forced = ok(replicas_step(Some(&a), 2, "b", true, T1));
     assert_eq!(forced.object["spec"]["replicas"], json!(2));
     assert_eq!(fields_of_manager(&forced.managed, "a"), Value::Null);
     assert_eq!(
@@ -60,14 +31,7 @@ fn conflict_then_force_transfers_ownership() {
         json!({"f:spec": {"f:replicas": {}}})
     );
     // a re-applying its old value now conflicts with b.
-    let back = step(
-        Some(&forced),
-        &deployment(json!({"replicas": 1})),
-        "a",
-        false,
-        &types,
-        T2,
-    );
+    let back = replicas_step(Some(&forced), 1, "a", false, T2);
     assert_eq!(
         conflict_message(back),
         "Apply failed with 1 conflict: conflict with \"b\": .spec.replicas"
@@ -273,14 +237,7 @@ fn kubectl_takes_over_fields_still_matching_last_applied() {
         changed: true,
     };
     // Same manager name "kubectl": the conflict on .spec.replicas is forced.
-    let a = ok(step(
-        Some(&prev),
-        &deployment(json!({"replicas": 2})),
-        "kubectl",
-        false,
-        &types,
-        T1,
-    ));
+    let a = ok(replicas_step(Some(&prev), 2, "kubectl", false, T1));
     assert_eq!(a.object["spec"]["replicas"], json!(2));
     assert_eq!(
         a.object["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"],
@@ -289,14 +246,7 @@ fn kubectl_takes_over_fields_still_matching_last_applied() {
         )
     );
     // Any other manager name conflicts.
-    let r = step(
-        Some(&prev),
-        &deployment(json!({"replicas": 2})),
-        "other",
-        false,
-        &types,
-        T1,
-    );
+    let r = replicas_step(Some(&prev), 2, "other", false, T1);
     assert_eq!(
         conflict_message(r),
         "Apply failed with 1 conflict: conflict with \"kubectl-client-side-apply\" using apps/v1: .spec.replicas"

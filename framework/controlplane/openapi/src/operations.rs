@@ -54,6 +54,26 @@ pub(crate) struct PathItem {
     pub(crate) operations: Vec<Operation>,
 }
 
+impl PathItem {
+    /// The path item object of a document: each operation under its method, as `operation`
+    /// writes it, and the path-level `parameters`, as `param` writes them (the OpenAPI v2
+    /// and v3 documents differ only in those two).
+    pub(crate) fn to_json(
+        &self,
+        operation: impl Fn(&Operation) -> Value,
+        param: impl Fn(&Param) -> Value,
+    ) -> Value {
+        let mut map = serde_json::Map::new();
+        for op in &self.operations {
+            map.insert(op.method.into(), operation(op));
+        }
+        if !self.params.is_empty() {
+            map.insert("parameters".into(), self.params.iter().map(param).collect());
+        }
+        Value::Object(map)
+    }
+}
+
 const PRODUCES: &[&str] = &[
     "application/json",
     "application/yaml",

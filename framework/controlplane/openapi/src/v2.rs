@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value, json};
 
 use crate::model::{Error, ResourceDoc};
-use crate::operations::{self, Body, Operation, PathItem};
+use crate::operations::{self, Body, Operation};
 use crate::params::{Location, Param};
 use crate::schemas::{self, REF_PREFIX, names};
 
@@ -49,7 +49,7 @@ pub fn v2_document(resources: &[ResourceDoc]) -> Result<Value, Error> {
     let collected = schemas::collect(&sorted);
     let paths: Map<String, Value> = operations::paths(&sorted, &collected.kinds)
         .iter()
-        .map(|item| (item.path.clone(), path_item(item)))
+        .map(|item| (item.path.clone(), item.to_json(operation, param)))
         .collect();
     let mut definitions = collected.definitions;
     for (name, schema) in &mut definitions {
@@ -158,17 +158,6 @@ fn param(param: &Param) -> Value {
     value["type"] = param.ty.into();
     value["uniqueItems"] = Value::Bool(true);
     value
-}
-
-fn path_item(item: &PathItem) -> Value {
-    let mut map = Map::new();
-    for op in &item.operations {
-        map.insert(op.method.into(), operation(op));
-    }
-    if !item.params.is_empty() {
-        map.insert("parameters".into(), item.params.iter().map(param).collect());
-    }
-    Value::Object(map)
 }
 
 fn operation(op: &Operation) -> Value {

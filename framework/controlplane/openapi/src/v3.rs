@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha512};
 
 use crate::model::{Error, ResourceDoc, group_version_path};
-use crate::operations::{self, Body, Operation, PathItem};
+use crate::operations::{self, Body, Operation};
 use crate::params::{Location, Param};
 use crate::schemas::{self, REF_PREFIX, names};
 
@@ -149,7 +149,7 @@ pub fn v3_group_version(resources: &[ResourceDoc]) -> Result<Value, Error> {
     let collected = schemas::collect(&resources);
     let paths: Map<String, Value> = operations::paths(&resources, &collected.kinds)
         .iter()
-        .map(|item| (item.path.clone(), path_item(item)))
+        .map(|item| (item.path.clone(), item.to_json(operation, param)))
         .collect();
     let mut definitions = collected.definitions;
     for schema in definitions.values_mut() {
@@ -209,17 +209,6 @@ fn param(param: &Param) -> Value {
     }
     value["schema"] = json!({ "type": param.ty, "uniqueItems": true });
     value
-}
-
-fn path_item(item: &PathItem) -> Value {
-    let mut map = Map::new();
-    for op in &item.operations {
-        map.insert(op.method.into(), operation(op));
-    }
-    if !item.params.is_empty() {
-        map.insert("parameters".into(), item.params.iter().map(param).collect());
-    }
-    Value::Object(map)
 }
 
 fn operation(op: &Operation) -> Value {

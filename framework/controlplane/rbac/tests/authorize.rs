@@ -11,6 +11,20 @@ fn allowed(a: &Authorizer, attrs: &mni_rbac::Attributes) -> bool {
     a.authorize(attrs).allowed
 }
 
+/// Asserts the decision on each namespaced request `(user, verb, namespace, group,
+/// resource, allowed)`.
+#[track_caller]
+fn expect_ns(a: &Authorizer, cases: &[(&UserInfo, &str, &str, &str, &str, bool)]) {
+    for &(user, verb, ns, group, resource, want) in cases {
+        assert_eq!(
+            allowed(a, &ns_req(user, verb, ns, group, resource)),
+            want,
+            "{} {verb} {group}/{resource} in {ns}",
+            user.name
+        );
+    }
+}
+
 #[test]
 fn service_account_with_a_configmap_reader_role() {
     let a = Authorizer::new(
@@ -37,12 +51,14 @@ fn service_account_with_a_configmap_reader_role() {
             "{verb}"
         );
     }
-    assert!(!allowed(&a, &ns_req(&sa, "create", "ns", "", "configmaps")));
-    assert!(!allowed(&a, &ns_req(&sa, "list", "ns", "", "secrets")));
-    assert!(!allowed(
+    expect_ns(
         &a,
-        &ns_req(&sa, "list", "other", "", "configmaps")
-    ));
+        &[
+            (&sa, "create", "ns", "", "configmaps", false),
+            (&sa, "list", "ns", "", "secrets", false),
+            (&sa, "list", "other", "", "configmaps", false),
+        ],
+    );
     // Cluster-wide (all namespaces) list is not covered by a RoleBinding.
     assert!(!allowed(&a, &cluster_req(&sa, "list", "", "configmaps")));
     // Same name in another namespace is another service account.
@@ -75,9 +91,14 @@ fn role_bindings_only_see_roles_of_their_namespace() {
         &[],
     );
     let u = user("u");
-    assert!(!allowed(&a, &ns_req(&u, "get", "b", "", "pods")));
-    assert!(allowed(&a, &ns_req(&u, "get", "a", "", "secrets")));
-    assert!(!allowed(&a, &ns_req(&u, "get", "b", "", "secrets")));
+    expect_ns(
+        &a,
+        &[
+            (&u, "get", "b", "", "pods", false),
+            (&u, "get", "a", "", "secrets", true),
+            (&u, "get", "b", "", "secrets", false),
+        ],
+    );
     assert!(!allowed(&a, &cluster_req(&u, "get", "", "secrets")));
 }
 
@@ -177,28 +198,18 @@ fn wildcards() {
         &[],
     );
     let u = user("u");
-    assert!(allowed(
+    expect_ns(
         &a,
-        &ns_req(&u, "deletecollection", "ns", "apps", "deployments")
-    ));
-    assert!(allowed(
-        &a,
-        &ns_req(&u, "escalate", "ns", "apps", "deployments")
-    ));
-    assert!(!allowed(
-        &a,
-        &ns_req(&u, "get", "ns", "extensions", "deployments")
-    ));
-    assert!(allowed(
-        &a,
-        &ns_req(&u, "get", "ns", "example.com", "widgets")
-    ));
-    assert!(allowed(&a, &ns_req(&u, "get", "ns", "", "widgets")));
-    assert!(!allowed(
-        &a,
-        &ns_req(&u, "list", "ns", "example.com", "widgets")
-    ));
-    assert!(allowed(&a, &ns_req(&u, "list", "ns", "batch", "jobs")));
+        &[
+            (&u, "deletecollection", "ns", "apps", "deployments", true),
+            (&u, "escalate", "ns", "apps", "deployments", true),
+            (&u, "get", "ns", "extensions", "deployments", false),
+            (&u, "get", "ns", "example.com", "widgets", true),
+            (&u, "get", "ns", "", "widgets", true),
+            (&u, "list", "ns", "example.com", "widgets", false),
+            (&u, "list", "ns", "batch", "jobs", true),
+        ],
+    );
     assert!(allowed(
         &a,
         &ns_req(&u, "list", "ns", "batch", "jobs").subresource("status")
@@ -375,21 +386,17 @@ fn group_subjects() {
     let team_sa = UserInfo::service_account("team", "x");
     let other_sa = UserInfo::service_account("other", "x");
     let human = user("alice");
-    assert!(allowed(
+    expect_ns(
         &a,
-        &ns_req(&team_sa, "list", "any", "", "configmaps")
-    ));
-    assert!(allowed(
-        &a,
-        &ns_req(&other_sa, "list", "any", "", "configmaps")
-    ));
-    assert!(!allowed(
-        &a,
-        &ns_req(&human, "list", "any", "", "configmaps")
-    ));
-    assert!(allowed(&a, &ns_req(&team_sa, "list", "team", "", "pods")));
-    assert!(!allowed(&a, &ns_req(&other_sa, "list", "team", "", "pods")));
-    assert!(!allowed(&a, &ns_req(&team_sa, "list", "other", "", "pods")));
+        &[
+            (&team_sa, "list", "any", "", "configmaps", true),
+            (&other_sa, "list", "any", "", "configmaps", true),
+            (&human, "list", "any", "", "configmaps", false),
+            (&team_sa, "list", "team", "", "pods", true),
+            (&other_sa, "list", "team", "", "pods", false),
+            (&team_sa, "list", "other", "", "pods", false),
+        ],
+    );
     for u in [&team_sa, &other_sa, &human] {
         assert!(allowed(&a, &ns_req(u, "list", "any", "", "events")));
     }

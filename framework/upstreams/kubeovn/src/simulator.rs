@@ -256,26 +256,31 @@ impl Simulator {
     }
 }
 
-/// Lists every object of a kind.
-async fn list<K>(client: &Client) -> Result<Vec<K>, kube::Error>
-where
+/// A cluster-scoped kind the simulator lists, patches and watches.
+trait ClusterKind:
+    Resource<DynamicType = (), Scope = kube::core::ClusterResourceScope>
+    + Clone
+    + DeserializeOwned
+    + std::fmt::Debug
+{
+}
+
+impl<K> ClusterKind for K where
     K: Resource<DynamicType = (), Scope = kube::core::ClusterResourceScope>
         + Clone
         + DeserializeOwned
-        + std::fmt::Debug,
+        + std::fmt::Debug
 {
+}
+
+/// Lists every object of a kind.
+async fn list<K: ClusterKind>(client: &Client) -> Result<Vec<K>, kube::Error> {
     let api: Api<K> = Api::all(client.clone());
     Ok(api.list(&ListParams::default()).await?.items)
 }
 
 /// Sends one merge patch.
-async fn patch<K>(client: &Client, write: &Write) -> Result<(), kube::Error>
-where
-    K: Resource<DynamicType = (), Scope = kube::core::ClusterResourceScope>
-        + Clone
-        + DeserializeOwned
-        + std::fmt::Debug,
-{
+async fn patch<K: ClusterKind>(client: &Client, write: &Write) -> Result<(), kube::Error> {
     let api: Api<K> = Api::all(client.clone());
     let params = PatchParams {
         field_manager: Some(FIELD_MANAGER.to_string()),
@@ -295,12 +300,7 @@ where
 /// Watches one kind and wakes a pass on every event; never ends.
 fn watch<K>(client: &Client, notify: &Arc<Notify>) -> futures::future::BoxFuture<'static, ()>
 where
-    K: Resource<DynamicType = (), Scope = kube::core::ClusterResourceScope>
-        + Clone
-        + DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + 'static,
+    K: ClusterKind + Send + 'static,
 {
     let api: Api<K> = Api::all(client.clone());
     let notify = Arc::clone(notify);

@@ -25,7 +25,6 @@ use crate::ops::{self, Expectations, Outcome};
 use crate::replicaset::pod_from_template;
 use crate::scope::Scope;
 use crate::util;
-use futures::future::BoxFuture;
 
 /// Errors of the DaemonSet controller.
 #[derive(Debug, thiserror::Error)]
@@ -74,24 +73,13 @@ pub(crate) async fn sync(
     now: Timestamp,
     out: &mut Outcome,
 ) {
-    let todo = snap.daemon_sets.iter();
-    let todo = todo.filter(|ds| scope.controller(ds.metadata.uid.as_deref()));
-    let todo: Vec<BoxFuture<'_, Outcome>> = todo
-        .map(|ds| -> BoxFuture<'_, Outcome> {
-            Box::pin(async move {
-                let mut out = Outcome::default();
-                if let Err(e) = sync_one(client, node, snap, exp, ds, now, &mut out).await {
-                    let name = ds.metadata.name.as_deref().unwrap_or_default();
-                    out.failed(&format!("daemonset {name}"), &e);
-                }
-                if out.retry {
-                    out.redo.add_controller(ds.metadata.uid.as_deref());
-                }
-                out
-            })
+    ops::each_controller("daemonset", &snap.daemon_sets, scope, out, |ds, mut out| {
+        Box::pin(async move {
+            let result = sync_one(client, node, snap, exp, ds, now, &mut out).await;
+            (out, result)
         })
-        .collect();
-    ops::each(todo, out).await;
+    })
+    .await;
 }
 
 /// The tolerations kube's DaemonSet controller adds to every daemon pod.

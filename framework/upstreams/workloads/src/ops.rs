@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 use std::fmt::Debug;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
@@ -95,6 +95,41 @@ pub(crate) async fn each(todo: Vec<BoxFuture<'_, Outcome>>, out: &mut Outcome) {
     while let Some(o) = outcomes.next().await {
         out.merge(o);
     }
+}
+
+/// Reconciles, like [`each`], every controller of `controllers` that `scope` names with
+/// `sync_one` (given the controller and a fresh [`Outcome`], it hands back that outcome and
+/// the result): a failure is logged (as `<kind> <name>`) and, like any write skipped for a
+/// retry, queues the controller for the next pass.
+pub(crate) async fn each_controller<'a, K, E>(
+    kind: &'static str,
+    controllers: &'a [Arc<K>],
+    scope: &Scope,
+    out: &mut Outcome,
+    sync_one: impl Fn(&'a K, Outcome) -> BoxFuture<'a, (Outcome, Result<(), E>)>,
+) where
+    K: Resource + Send + Sync,
+    E: std::error::Error + Send + 'a,
+{
+    let todo: Vec<BoxFuture<'a, Outcome>> = controllers
+        .iter()
+        .filter(|c| scope.controller(c.meta().uid.as_deref()))
+        .map(|c| -> BoxFuture<'a, Outcome> {
+            let sync = sync_one(c, Outcome::default());
+            Box::pin(async move {
+                let (mut out, result) = sync.await;
+                if let Err(e) = result {
+                    let name = c.meta().name.as_deref().unwrap_or_default();
+                    out.failed(&format!("{kind} {name}"), &e);
+                }
+                if out.retry {
+                    out.redo.add_controller(c.meta().uid.as_deref());
+                }
+                out
+            })
+        })
+        .collect();
+    each(todo, out).await;
 }
 
 fn skip(e: &kube::Error) -> bool {

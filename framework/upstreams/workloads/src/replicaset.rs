@@ -19,7 +19,6 @@ use crate::cache::Snapshot;
 use crate::ops::{self, Expectations, Outcome};
 use crate::scope::Scope;
 use crate::util;
-use futures::future::BoxFuture;
 
 /// Errors of the ReplicaSet controller.
 #[derive(Debug, thiserror::Error)]
@@ -51,24 +50,19 @@ pub(crate) async fn sync(
     now: Timestamp,
     out: &mut Outcome,
 ) {
-    let todo = snap.replica_sets.iter();
-    let todo = todo.filter(|rs| scope.controller(rs.metadata.uid.as_deref()));
-    let todo: Vec<BoxFuture<'_, Outcome>> = todo
-        .map(|rs| -> BoxFuture<'_, Outcome> {
+    ops::each_controller(
+        "replicaset",
+        &snap.replica_sets,
+        scope,
+        out,
+        |rs, mut out| {
             Box::pin(async move {
-                let mut out = Outcome::default();
-                if let Err(e) = sync_one(client, snap, exp, rs, now, &mut out).await {
-                    let name = rs.metadata.name.as_deref().unwrap_or_default();
-                    out.failed(&format!("replicaset {name}"), &e);
-                }
-                if out.retry {
-                    out.redo.add_controller(rs.metadata.uid.as_deref());
-                }
-                out
+                let result = sync_one(client, snap, exp, rs, now, &mut out).await;
+                (out, result)
             })
-        })
-        .collect();
-    ops::each(todo, out).await;
+        },
+    )
+    .await;
 }
 
 /// A pod built from a template, controlled by `owner` (shared with the DaemonSet

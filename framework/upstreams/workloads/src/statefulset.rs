@@ -24,7 +24,6 @@ use crate::cache::Snapshot;
 use crate::ops::{self, Outcome};
 use crate::scope::Scope;
 use crate::util;
-use futures::future::BoxFuture;
 
 /// Errors of the StatefulSet controller.
 #[derive(Debug, thiserror::Error)]
@@ -59,24 +58,19 @@ pub(crate) async fn sync(
     now: Timestamp,
     out: &mut Outcome,
 ) {
-    let todo = snap.stateful_sets.iter();
-    let todo = todo.filter(|s| scope.controller(s.metadata.uid.as_deref()));
-    let todo: Vec<BoxFuture<'_, Outcome>> = todo
-        .map(|sts| -> BoxFuture<'_, Outcome> {
+    ops::each_controller(
+        "statefulset",
+        &snap.stateful_sets,
+        scope,
+        out,
+        |sts, mut out| {
             Box::pin(async move {
-                let mut out = Outcome::default();
-                if let Err(e) = sync_one(client, snap, sts, now, &mut out).await {
-                    let name = sts.metadata.name.as_deref().unwrap_or_default();
-                    out.failed(&format!("statefulset {name}"), &e);
-                }
-                if out.retry {
-                    out.redo.add_controller(sts.metadata.uid.as_deref());
-                }
-                out
+                let result = sync_one(client, snap, sts, now, &mut out).await;
+                (out, result)
             })
-        })
-        .collect();
-    ops::each(todo, out).await;
+        },
+    )
+    .await;
 }
 
 fn revision_of(p: &Pod) -> Option<&str> {

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Env, assert_quiet, deployment, wait_for, wait_rolled_out};
+use common::{Env, assert_quiet, deployment, wait_for, wait_rolled_out, workload};
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::{Endpoints, Pod, Service};
 use kube::api::DeleteParams;
@@ -12,16 +12,12 @@ use serde_json::json;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn statefulset_gets_ordinal_pods_and_status() {
     let env = Env::start().await;
-    let sts = json!({
-        "apiVersion": "apps/v1", "kind": "StatefulSet",
-        "metadata": {"name": "db", "namespace": "default"},
-        "spec": {
-            "replicas": 3, "serviceName": "db",
-            "selector": {"matchLabels": {"app": "db"}},
-            "template": {"metadata": {"labels": {"app": "db"}},
-                "spec": {"containers": [{"name": "db", "image": "postgres:17"}]}}
-        }
-    });
+    let sts = workload(
+        "StatefulSet",
+        "db",
+        json!({"replicas": 3, "serviceName": "db"}),
+        json!({"containers": [{"name": "db", "image": "postgres:17"}]}),
+    );
     env.create::<StatefulSet>(sts).await;
     let s = wait_for("statefulset ready", || async {
         let s = env.api::<StatefulSet>().get("db").await.ok()?;
@@ -97,15 +93,12 @@ async fn statefulset_gets_ordinal_pods_and_status() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn daemonset_runs_one_pod_on_the_node() {
     let env = Env::start().await;
-    let ds = json!({
-        "apiVersion": "apps/v1", "kind": "DaemonSet",
-        "metadata": {"name": "agent", "namespace": "default"},
-        "spec": {
-            "selector": {"matchLabels": {"app": "agent"}},
-            "template": {"metadata": {"labels": {"app": "agent"}},
-                "spec": {"containers": [{"name": "agent", "image": "busybox"}]}}
-        }
-    });
+    let ds = workload(
+        "DaemonSet",
+        "agent",
+        json!({}),
+        json!({"containers": [{"name": "agent", "image": "busybox"}]}),
+    );
     env.create::<DaemonSet>(ds).await;
     let d = wait_for("daemonset ready", || async {
         let d = env.api::<DaemonSet>().get("agent").await.ok()?;
@@ -222,16 +215,13 @@ async fn service_gets_endpoints_of_ready_pods() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failing_statefulset_stops_at_its_first_ordinal_and_heals() {
     let env = Env::start().await;
-    let sts = json!({
-        "apiVersion": "apps/v1", "kind": "StatefulSet",
-        "metadata": {"name": "q", "namespace": "default", "annotations": {"simulate.mni.dev/fail": "true"}},
-        "spec": {
-            "replicas": 3, "serviceName": "q",
-            "selector": {"matchLabels": {"app": "q"}},
-            "template": {"metadata": {"labels": {"app": "q"}},
-                "spec": {"containers": [{"name": "q", "image": "rabbitmq"}]}}
-        }
-    });
+    let mut sts = workload(
+        "StatefulSet",
+        "q",
+        json!({"replicas": 3, "serviceName": "q"}),
+        json!({"containers": [{"name": "q", "image": "rabbitmq"}]}),
+    );
+    sts["metadata"]["annotations"] = json!({"simulate.mni.dev/fail": "true"});
     env.create::<StatefulSet>(sts).await;
     wait_for("q-0 crash-looping", || async {
         let p = env.api::<Pod>().get_opt("q-0").await.ok()??;
@@ -271,16 +261,13 @@ async fn failing_statefulset_stops_at_its_first_ordinal_and_heals() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn daemonset_with_unmatched_node_selector_schedules_nothing() {
     let env = Env::start().await;
-    let ds = json!({
-        "apiVersion": "apps/v1", "kind": "DaemonSet",
-        "metadata": {"name": "gpu", "namespace": "default"},
-        "spec": {
-            "selector": {"matchLabels": {"app": "gpu"}},
-            "template": {"metadata": {"labels": {"app": "gpu"}},
-                "spec": {"nodeSelector": {"accelerator": "h100"},
-                    "containers": [{"name": "gpu", "image": "driver"}]}}
-        }
-    });
+    let ds = workload(
+        "DaemonSet",
+        "gpu",
+        json!({}),
+        json!({"nodeSelector": {"accelerator": "h100"},
+            "containers": [{"name": "gpu", "image": "driver"}]}),
+    );
     env.create::<DaemonSet>(ds).await;
     let st = wait_for("status", || async {
         env.api::<DaemonSet>().get("gpu").await.ok()?.status

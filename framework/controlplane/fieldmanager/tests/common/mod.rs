@@ -56,6 +56,18 @@ pub fn step(
     )
 }
 
+/// [`step`] with a Deployment whose spec is only `replicas`.
+pub fn replicas_step(
+    prev: Option<&Applied>,
+    replicas: i64,
+    manager: &str,
+    force: bool,
+    now: &str,
+) -> Result<Applied, ApplyError> {
+    let config = deployment(json!({ "replicas": replicas }));
+    step(prev, &config, manager, force, &deployment_types(), now)
+}
+
 pub fn ok(r: Result<Applied, ApplyError>) -> Applied {
     assert!(r.is_ok(), "unexpected error: {r:?}");
     r.unwrap_or(Applied {
@@ -71,4 +83,12 @@ pub fn fields_of_manager(entries: &[ManagedFieldsEntry], manager: &str) -> Value
         .find(|e| e.manager == manager)
         .map(|e| e.fields_v1.to_fields_v1())
         .unwrap_or(Value::Null)
+}
+
+/// The message of an apply conflict, or what came instead.
+pub fn conflict_message(r: Result<Applied, ApplyError>) -> String {
+    match r {
+        Err(e @ ApplyError::Conflicts(_)) => e.to_string(),
+        other => format!("no conflict: {other:?}"),
+    }
 }

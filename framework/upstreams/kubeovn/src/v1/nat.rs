@@ -5,6 +5,11 @@
 //! one leg in a VPC subnet (`lanIp`) and one in an external subnet. An EIP is an address of
 //! the external subnet on that pod (`natGwDp`); SNAT and DNAT rules name an EIP.
 
+#![allow(
+    clippy::duplicated_attributes,
+    reason = "kube-derive's printcolumn(...) lists repeat `type_ = \"string\"`"
+)]
+
 use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -22,10 +27,6 @@ pub const EIP_V4_IP_LABEL: &str = "ovn.kubernetes.io/eip_v4_ip";
 
 /// A VPC NAT gateway. Upstream's status has no conditions: it mirrors the spec fields the
 /// gateway pod was configured with once the pod exists.
-#[allow(
-    clippy::duplicated_attributes,
-    reason = "kube-derive's printcolumn(...) lists repeat `type_ = \"string\"`"
-)]
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "kubeovn.io",
@@ -79,10 +80,6 @@ pub struct VpcNatGatewayStatus {
 
 /// An elastic IP on a NAT gateway. Leave `v4ip` empty to have one allocated from the
 /// external subnet; Kube-OVN then writes it (and `macAddress`) into the spec.
-#[allow(
-    clippy::duplicated_attributes,
-    reason = "kube-derive's printcolumn(...) lists repeat `type_ = \"string\"`"
-)]
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "kubeovn.io",
@@ -147,10 +144,6 @@ pub struct IptablesEIPStatus {
 }
 
 /// Source NAT of an internal CIDR through an EIP.
-#[allow(
-    clippy::duplicated_attributes,
-    reason = "kube-derive's printcolumn(...) lists repeat `type_ = \"string\"`"
-)]
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "kubeovn.io",
@@ -214,10 +207,6 @@ pub struct IptablesSnatRuleStatus {
 }
 
 /// Destination NAT (port forwarding) from an EIP's port to an internal address.
-#[allow(
-    clippy::duplicated_attributes,
-    reason = "kube-derive's printcolumn(...) lists repeat `type_ = \"string\"`"
-)]
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "kubeovn.io",

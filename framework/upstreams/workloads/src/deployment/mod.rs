@@ -29,7 +29,6 @@ use crate::cache::Snapshot;
 use crate::ops::{self, Outcome};
 use crate::scope::Scope;
 use crate::util;
-use futures::future::BoxFuture;
 
 mod conditions;
 mod rollout;
@@ -86,24 +85,13 @@ pub(crate) async fn sync(
     now: Timestamp,
     out: &mut Outcome,
 ) {
-    let todo = snap.deployments.iter();
-    let todo = todo.filter(|d| scope.controller(d.metadata.uid.as_deref()));
-    let todo: Vec<BoxFuture<'_, Outcome>> = todo
-        .map(|d| -> BoxFuture<'_, Outcome> {
-            Box::pin(async move {
-                let mut out = Outcome::default();
-                if let Err(e) = sync_one(client, snap, d, now, &mut out).await {
-                    let name = d.metadata.name.as_deref().unwrap_or_default();
-                    out.failed(&format!("deployment {name}"), &e);
-                }
-                if out.retry {
-                    out.redo.add_controller(d.metadata.uid.as_deref());
-                }
-                out
-            })
+    ops::each_controller("deployment", &snap.deployments, scope, out, |d, mut out| {
+        Box::pin(async move {
+            let result = sync_one(client, snap, d, now, &mut out).await;
+            (out, result)
         })
-        .collect();
-    ops::each(todo, out).await;
+    })
+    .await;
 }
 
 /// A ReplicaSet of the deployment and the size this pass wants for it.

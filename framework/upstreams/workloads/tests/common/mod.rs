@@ -13,6 +13,25 @@ use kube::{Client, Config, Resource};
 use mni_apiserver::Server;
 use serde_json::Value;
 
+/// A namespaced kind the tests create, patch and list.
+pub trait Namespaced:
+    Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+    + Clone
+    + k8s_openapi::serde::de::DeserializeOwned
+    + k8s_openapi::serde::Serialize
+    + std::fmt::Debug
+{
+}
+
+impl<K> Namespaced for K where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + k8s_openapi::serde::de::DeserializeOwned
+        + k8s_openapi::serde::Serialize
+        + std::fmt::Debug
+{
+}
+
 /// A running API server and simulator.
 pub struct Env {
     pub server: Server,
@@ -60,14 +79,7 @@ impl Env {
         Api::namespaced(self.client.clone(), "default")
     }
 
-    pub async fn create<K>(&self, obj: Value) -> K
-    where
-        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
-            + Clone
-            + k8s_openapi::serde::de::DeserializeOwned
-            + k8s_openapi::serde::Serialize
-            + std::fmt::Debug,
-    {
+    pub async fn create<K: Namespaced>(&self, obj: Value) -> K {
         let typed: K = serde_json::from_value(obj).expect("valid object");
         self.api::<K>()
             .create(&PostParams::default(), &typed)
@@ -75,26 +87,14 @@ impl Env {
             .expect("create")
     }
 
-    pub async fn patch<K>(&self, name: &str, body: Value) -> K
-    where
-        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
-            + Clone
-            + k8s_openapi::serde::de::DeserializeOwned
-            + std::fmt::Debug,
-    {
+    pub async fn patch<K: Namespaced>(&self, name: &str, body: Value) -> K {
         self.api::<K>()
             .patch(name, &PatchParams::default(), &Patch::Merge(&body))
             .await
             .expect("patch")
     }
 
-    pub async fn list<K>(&self) -> Vec<K>
-    where
-        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
-            + Clone
-            + k8s_openapi::serde::de::DeserializeOwned
-            + std::fmt::Debug,
-    {
+    pub async fn list<K: Namespaced>(&self) -> Vec<K> {
         self.api::<K>()
             .list(&ListParams::default())
             .await
@@ -132,18 +132,25 @@ where
 
 /// A Deployment manifest.
 pub fn deployment(name: &str, replicas: i32, image: &str) -> Value {
+    workload(
+        "Deployment",
+        name,
+        serde_json::json!({"replicas": replicas}),
+        serde_json::json!({"containers": [{"name": "app", "image": image,
+            "ports": [{"name": "http", "containerPort": 8080}]}]}),
+    )
+}
+
+/// An `apps/v1` manifest of `kind` named `name` in `default`: `spec` plus a selector and a
+/// pod template labelled `app: <name>` whose pod spec is `pod_spec`.
+pub fn workload(kind: &str, name: &str, spec: Value, pod_spec: Value) -> Value {
+    let mut spec = spec;
+    spec["selector"] = serde_json::json!({"matchLabels": {"app": name}});
+    spec["template"] = serde_json::json!({"metadata": {"labels": {"app": name}}, "spec": pod_spec});
     serde_json::json!({
-        "apiVersion": "apps/v1", "kind": "Deployment",
+        "apiVersion": "apps/v1", "kind": kind,
         "metadata": {"name": name, "namespace": "default"},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {
-                "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "app", "image": image,
-                    "ports": [{"name": "http", "containerPort": 8080}]}]}
-            }
-        }
+        "spec": spec
     })
 }
 
