@@ -121,6 +121,17 @@ async fn apply(
             ],
         ));
     }
+    // The applied configuration merged into what is stored (an update or a lost create race).
+    let apply_to_current = |current: &Value| {
+        crate::fields::apply(
+            info,
+            Some(current),
+            &applied,
+            &opts.manager,
+            opts.force,
+            sub,
+        )
+    };
     if state
         .stored(&info.key(target.namespace.as_deref(), name))
         .is_none()
@@ -138,32 +149,14 @@ async fn apply(
         return match state.create(&collection, created, &opts, true).await {
             // Lost a race with another creator: apply to what is there now.
             Err(e) if e.code == 409 && e.reason == "AlreadyExists" => state
-                .update(target, &opts, true, |current| {
-                    crate::fields::apply(
-                        info,
-                        Some(current),
-                        &applied,
-                        &opts.manager,
-                        opts.force,
-                        sub,
-                    )
-                })
+                .update(target, &opts, true, apply_to_current)
                 .await
                 .map(Reply::ok),
             other => other.map(Reply::created),
         };
     }
     state
-        .update(target, &opts, true, |current| {
-            crate::fields::apply(
-                info,
-                Some(current),
-                &applied,
-                &opts.manager,
-                opts.force,
-                sub,
-            )
-        })
+        .update(target, &opts, true, apply_to_current)
         .await
         .map(Reply::ok)
 }
