@@ -4,6 +4,11 @@
 //! `k8s_openapi::Resource` traits, decoding checks use the typed struct, and the kind adds the
 //! field selectors, defaults and validation kube-apiserver applies to it (see `defaults` and
 //! `validation`). Events are stored once, in core/v1 form, and served at events.k8s.io/v1 too.
+//!
+//! Most kinds are stored as decoded, with no hooks of their own (`stored!`): volumes, quotas,
+//! nodes, jobs, autoscalers, disruption budgets, storage, scheduling and admission objects.
+//! HorizontalPodAutoscaler is served at `autoscaling/v2` only: `autoscaling/v1` is a
+//! different shape (`targetCPUUtilizationPercentage`) that needs a real conversion.
 
 use std::any::TypeId;
 
