@@ -251,6 +251,21 @@ kind!(
     no_validation
 );
 
+kind!(
+    PERSISTENT_VOLUME,
+    core::v1::PersistentVolume,
+    &[],
+    defaults::pending_phase,
+    no_validation
+);
+kind!(
+    PERSISTENT_VOLUME_CLAIM,
+    core::v1::PersistentVolumeClaim,
+    &[],
+    defaults::pending_phase,
+    no_validation
+);
+
 /// A kind stored as it is decoded: no field selectors, defaults or validation of its own.
 macro_rules! stored {
     ($($name:ident: $ty:ty),* $(,)?) => {
@@ -259,8 +274,6 @@ macro_rules! stored {
 }
 
 stored!(
-    PERSISTENT_VOLUME: core::v1::PersistentVolume,
-    PERSISTENT_VOLUME_CLAIM: core::v1::PersistentVolumeClaim,
     RESOURCE_QUOTA: core::v1::ResourceQuota,
     LIMIT_RANGE: core::v1::LimitRange,
     NODE: core::v1::Node,
