@@ -830,3 +830,96 @@ fn insecure_http_is_loopback_only_and_usable_by_kubectl() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("namespace/kube-system"));
 }
+
+#[test]
+fn generally_available_built_in_kinds_through_kubectl() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dev = Dev::up(tmp.path());
+    let versions = dev.ok(&["api-versions"]);
+    for gv in [
+        "batch/v1",
+        "autoscaling/v2",
+        "policy/v1",
+        "discovery.k8s.io/v1",
+        "storage.k8s.io/v1",
+        "scheduling.k8s.io/v1",
+        "node.k8s.io/v1",
+        "certificates.k8s.io/v1",
+        "admissionregistration.k8s.io/v1",
+    ] {
+        assert!(
+            versions.lines().any(|l| l == gv),
+            "{gv} not in api-versions:\n{versions}"
+        );
+    }
+
+    dev.ok(&["create", "job", "once", "--image=busybox", "--", "true"]);
+    dev.ok(&[
+        "create",
+        "cronjob",
+        "nightly",
+        "--image=busybox",
+        "--schedule=0 3 * * *",
+        "--",
+        "true",
+    ]);
+    dev.ok(&[
+        "create",
+        "pdb",
+        "web",
+        "--selector=app=web",
+        "--min-available=1",
+    ]);
+    dev.ok(&["create", "priorityclass", "high", "--value=1000"]);
+    dev.ok(&["create", "quota", "small", "--hard=pods=10,cpu=2"]);
+    let jobs = dev.ok(&["get", "jobs"]);
+    assert!(
+        jobs.contains("COMPLETIONS") && jobs.contains("once"),
+        "{jobs}"
+    );
+    let cronjobs = dev.ok(&["get", "cj"]);
+    assert!(
+        cronjobs.contains("nightly") && cronjobs.contains("0 3 * * *"),
+        "{cronjobs}"
+    );
+    let pdbs = dev.ok(&["get", "pdb"]);
+    assert!(
+        pdbs.contains("MIN AVAILABLE") && pdbs.contains("web"),
+        "{pdbs}"
+    );
+    let pcs = dev.ok(&["get", "pc", "high"]);
+    assert!(
+        pcs.contains("GLOBAL-DEFAULT") && pcs.contains("1000"),
+        "{pcs}"
+    );
+    let quotas = dev.ok(&["get", "quota"]);
+    assert!(
+        quotas.contains("small") && quotas.contains("pods: 0/10"),
+        "{quotas}"
+    );
+    let all = dev.ok(&["get", "all"]);
+    assert!(
+        all.contains("job.batch/once") && all.contains("cronjob.batch/nightly"),
+        "{all}"
+    );
+
+    // Pruning walks kubectl's default allowlist, PersistentVolumeClaims included.
+    let dir = tmp.path().join("manifests");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let cm = |name: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: default\n  labels: {{app: x}}\ndata: {{k: v}}\n"
+        )
+    };
+    std::fs::write(dir.join("a.yaml"), cm("keep")).expect("write");
+    std::fs::write(dir.join("b.yaml"), cm("drop")).expect("write");
+    let dir_arg = dir.to_str().expect("utf-8 path");
+    dev.ok(&["apply", "--prune", "-l", "app=x", "-f", dir_arg]);
+    std::fs::remove_file(dir.join("b.yaml")).expect("rm");
+    let pruned = dev.ok(&["apply", "--prune", "-l", "app=x", "-f", dir_arg]);
+    assert!(pruned.contains("configmap/drop pruned"), "{pruned}");
+    assert!(dev.ok(&["get", "cm"]).contains("keep"));
+
+    let explain = dev.ok(&["explain", "pvc.spec.accessModes"]);
+    assert!(explain.contains("accessModes"), "{explain}");
+}

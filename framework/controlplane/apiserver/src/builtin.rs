@@ -4,11 +4,17 @@
 //! `k8s_openapi::Resource` traits, decoding checks use the typed struct, and the kind adds the
 //! field selectors, defaults and validation kube-apiserver applies to it (see `defaults` and
 //! `validation`). Events are stored once, in core/v1 form, and served at events.k8s.io/v1 too.
+//!
+//! Most kinds are stored as decoded, with no hooks of their own (`stored!`): volumes, quotas,
+//! nodes, jobs, autoscalers, disruption budgets, storage, scheduling and admission objects.
+//! HorizontalPodAutoscaler is served at `autoscaling/v2` only: `autoscaling/v1` is a
+//! different shape (`targetCPUUtilizationPercentage`) that needs a real conversion.
 
 use std::any::TypeId;
 
 use k8s_openapi::api::{
-    apps, authentication, authorization, coordination, core, events, networking, rbac,
+    admissionregistration, apps, authentication, authorization, autoscaling, batch, certificates,
+    coordination, core, discovery, events, networking, node, policy, rbac, scheduling, storage,
 };
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
 use mni_apimachinery::FieldError;
@@ -245,6 +251,57 @@ kind!(
     no_validation
 );
 
+kind!(
+    PERSISTENT_VOLUME,
+    core::v1::PersistentVolume,
+    &[],
+    defaults::pending_phase,
+    no_validation
+);
+kind!(
+    PERSISTENT_VOLUME_CLAIM,
+    core::v1::PersistentVolumeClaim,
+    &[],
+    defaults::pending_phase,
+    no_validation
+);
+
+/// A kind stored as it is decoded: no field selectors, defaults or validation of its own.
+macro_rules! stored {
+    ($($name:ident: $ty:ty),* $(,)?) => {
+        $(kind!($name, $ty, &[], no_defaults, no_validation);)*
+    };
+}
+
+stored!(
+    RESOURCE_QUOTA: core::v1::ResourceQuota,
+    LIMIT_RANGE: core::v1::LimitRange,
+    NODE: core::v1::Node,
+    POD_TEMPLATE: core::v1::PodTemplate,
+    REPLICATION_CONTROLLER: core::v1::ReplicationController,
+    CONTROLLER_REVISION: apps::v1::ControllerRevision,
+    JOB: batch::v1::Job,
+    CRON_JOB: batch::v1::CronJob,
+    HPA: autoscaling::v2::HorizontalPodAutoscaler,
+    PDB: policy::v1::PodDisruptionBudget,
+    ENDPOINT_SLICE: discovery::v1::EndpointSlice,
+    STORAGE_CLASS: storage::v1::StorageClass,
+    CSI_DRIVER: storage::v1::CSIDriver,
+    CSI_NODE: storage::v1::CSINode,
+    VOLUME_ATTACHMENT: storage::v1::VolumeAttachment,
+    CSI_STORAGE_CAPACITY: storage::v1::CSIStorageCapacity,
+    PRIORITY_CLASS: scheduling::v1::PriorityClass,
+    RUNTIME_CLASS: node::v1::RuntimeClass,
+    INGRESS_CLASS: networking::v1::IngressClass,
+    IP_ADDRESS: networking::v1::IPAddress,
+    SERVICE_CIDR: networking::v1::ServiceCIDR,
+    CSR: certificates::v1::CertificateSigningRequest,
+    VALIDATING_WEBHOOK: admissionregistration::v1::ValidatingWebhookConfiguration,
+    MUTATING_WEBHOOK: admissionregistration::v1::MutatingWebhookConfiguration,
+    VALIDATING_POLICY: admissionregistration::v1::ValidatingAdmissionPolicy,
+    VALIDATING_POLICY_BINDING: admissionregistration::v1::ValidatingAdmissionPolicyBinding,
+);
+
 macro_rules! review {
     ($name:ident, $ty:ty) => {
         static $name: BuiltinKind = BuiltinKind {
@@ -309,6 +366,17 @@ const fn extra(short_names: &'static [&'static str], status: bool) -> Extra {
     }
 }
 
+/// A kind in the `api-extensions` category (CRDs, webhooks and admission policies).
+const fn api_extension(status: bool) -> Extra {
+    Extra {
+        short_names: &[],
+        categories: &["api-extensions"],
+        status,
+        scale: false,
+        generation: status,
+    }
+}
+
 const fn workload(short_names: &'static [&'static str], scale: bool) -> Extra {
     Extra {
         short_names,
@@ -365,11 +433,22 @@ pub(crate) fn resources() -> Vec<ResourceInfo> {
     pod.categories = vec!["all".into()];
     let mut crd = info::<apiext::CustomResourceDefinition>(&CRD, extra(&["crd", "crds"], true));
     crd.generation = true;
+    crd.categories = vec!["api-extensions".into()];
     let mut netpol =
         info::<networking::v1::NetworkPolicy>(&NETWORK_POLICY, extra(&["netpol"], false));
     netpol.generation = true;
     let mut ingress = info::<networking::v1::Ingress>(&INGRESS, extra(&["ing"], true));
     ingress.generation = true;
+    // A replication controller has no `status.selector`: its scale shows none.
+    let mut rc =
+        info::<core::v1::ReplicationController>(&REPLICATION_CONTROLLER, workload(&["rc"], true));
+    if let Some(scale) = rc.scale.as_mut() {
+        scale.label_selector = None;
+    }
+    let mut pdb = info::<policy::v1::PodDisruptionBudget>(&PDB, extra(&["pdb"], true));
+    pdb.generation = true;
+    let mut service_cidr = info::<networking::v1::ServiceCIDR>(&SERVICE_CIDR, extra(&[], true));
+    service_cidr.generation = true;
     vec![
         info::<core::v1::Namespace>(&NAMESPACE, extra(&["ns"], true)),
         info::<core::v1::ConfigMap>(&CONFIG_MAP, extra(&["cm"], false)),
@@ -389,8 +468,48 @@ pub(crate) fn resources() -> Vec<ResourceInfo> {
         info::<rbac::v1::ClusterRole>(&CLUSTER_ROLE, extra(&[], false)),
         info::<rbac::v1::RoleBinding>(&ROLE_BINDING, extra(&[], false)),
         info::<rbac::v1::ClusterRoleBinding>(&CLUSTER_ROLE_BINDING, extra(&[], false)),
+        info::<core::v1::PersistentVolume>(&PERSISTENT_VOLUME, extra(&["pv"], true)),
+        info::<core::v1::PersistentVolumeClaim>(&PERSISTENT_VOLUME_CLAIM, extra(&["pvc"], true)),
+        info::<core::v1::ResourceQuota>(&RESOURCE_QUOTA, extra(&["quota"], true)),
+        info::<core::v1::LimitRange>(&LIMIT_RANGE, extra(&["limits"], false)),
+        info::<core::v1::Node>(&NODE, extra(&["no"], true)),
+        info::<core::v1::PodTemplate>(&POD_TEMPLATE, extra(&[], false)),
+        rc,
+        info::<apps::v1::ControllerRevision>(&CONTROLLER_REVISION, extra(&[], false)),
+        info::<batch::v1::Job>(&JOB, workload(&[], false)),
+        info::<batch::v1::CronJob>(&CRON_JOB, workload(&["cj"], false)),
+        info::<autoscaling::v2::HorizontalPodAutoscaler>(&HPA, workload(&["hpa"], false)),
+        pdb,
+        info::<discovery::v1::EndpointSlice>(&ENDPOINT_SLICE, extra(&[], false)),
+        info::<storage::v1::StorageClass>(&STORAGE_CLASS, extra(&["sc"], false)),
+        info::<storage::v1::CSIDriver>(&CSI_DRIVER, extra(&[], false)),
+        info::<storage::v1::CSINode>(&CSI_NODE, extra(&[], false)),
+        info::<storage::v1::VolumeAttachment>(&VOLUME_ATTACHMENT, extra(&[], true)),
+        info::<storage::v1::CSIStorageCapacity>(&CSI_STORAGE_CAPACITY, extra(&[], false)),
+        info::<scheduling::v1::PriorityClass>(&PRIORITY_CLASS, extra(&["pc"], false)),
+        info::<node::v1::RuntimeClass>(&RUNTIME_CLASS, extra(&[], false)),
         netpol,
         ingress,
+        info::<networking::v1::IngressClass>(&INGRESS_CLASS, extra(&[], false)),
+        info::<networking::v1::IPAddress>(&IP_ADDRESS, extra(&["ip"], false)),
+        service_cidr,
+        info::<certificates::v1::CertificateSigningRequest>(&CSR, extra(&["csr"], true)),
+        info::<admissionregistration::v1::ValidatingWebhookConfiguration>(
+            &VALIDATING_WEBHOOK,
+            api_extension(false),
+        ),
+        info::<admissionregistration::v1::MutatingWebhookConfiguration>(
+            &MUTATING_WEBHOOK,
+            api_extension(false),
+        ),
+        info::<admissionregistration::v1::ValidatingAdmissionPolicy>(
+            &VALIDATING_POLICY,
+            api_extension(true),
+        ),
+        info::<admissionregistration::v1::ValidatingAdmissionPolicyBinding>(
+            &VALIDATING_POLICY_BINDING,
+            api_extension(false),
+        ),
         crd,
         review_info::<authorization::v1::SelfSubjectAccessReview>(&SSAR),
         review_info::<authorization::v1::SubjectAccessReview>(&SAR),

@@ -91,6 +91,13 @@ pub(crate) fn namespace(v: &mut Value) {
     }
 }
 
+/// PersistentVolume and PersistentVolumeClaim: a `Pending` phase until a binder sets one.
+pub(crate) fn pending_phase(v: &mut Value) {
+    if let Some(status) = object_at(v, &["status"]) {
+        set_default(status, "phase", json!("Pending"));
+    }
+}
+
 /// Secret: type `Opaque`.
 pub(crate) fn secret(v: &mut Value) {
     if let Some(obj) = v.as_object_mut() {

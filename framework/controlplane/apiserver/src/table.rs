@@ -3,6 +3,9 @@
 //! Built-in kinds get the columns kube-apiserver's printers show for them (Deployment's
 //! READY/UP-TO-DATE/AVAILABLE, Pod's READY/STATUS/RESTARTS, …); custom resources get NAME,
 //! their `additionalPrinterColumns` (evaluated as JSONPath), and AGE when they declare none.
+//! The storage, batch, autoscaling, policy and admission kinds' columns are in `kinds`.
+
+mod kinds;
 
 use serde_json::{Value, json};
 
@@ -251,8 +254,13 @@ fn builtin_row(kind: &str, o: &Value) -> (Vec<Column>, Vec<Value>) {
                 json!(s(o, "/message")),
             ],
         ),
-        _ => (Vec::new(), Vec::new()),
+        _ => kinds::row(kind, o).unwrap_or_default(),
     }
+}
+
+/// True if a built-in kind's columns place AGE themselves.
+fn places_age(cols: &[Column]) -> bool {
+    cols.iter().any(|c| c.name == "Age")
 }
 
 /// Builds a `Table` of `items` (served form).
@@ -263,9 +271,15 @@ pub(crate) fn table(info: &ResourceInfo, items: &[Value], metadata: Value, q: &Q
     let mut rows = Vec::new();
     let custom = info.custom();
     let custom_cols = custom.map(|c| c.columns.clone()).unwrap_or_default();
+    let kind = if info.group == "events.k8s.io" {
+        ""
+    } else {
+        info.kind.as_str()
+    };
     for (i, o) in items.iter().enumerate() {
         let mut cells = vec![json!(object::name(o))];
         let mut extra_defs = Vec::new();
+        let mut has_age = custom.is_some_and(|_| !custom_cols.is_empty());
         if custom.is_some() {
             for c in &custom_cols {
                 let value = mni_apimachinery::JsonPath::parse(&c.json_path)
@@ -280,19 +294,14 @@ pub(crate) fn table(info: &ResourceInfo, items: &[Value], metadata: Value, q: &Q
                     "description": c.description, "priority": c.priority}));
             }
         } else {
-            let kind = if info.group == "events.k8s.io" {
-                ""
-            } else {
-                info.kind.as_str()
-            };
             let (cols, values) = builtin_row(kind, o);
+            has_age = places_age(&cols);
             cells.extend(values);
             extra_defs = cols
                 .iter()
                 .map(|c| json!({"name": c.name, "type": c.type_, "format": "", "description": "", "priority": c.priority}))
                 .collect();
         }
-        let has_age = custom.is_some_and(|_| !custom_cols.is_empty());
         if !has_age {
             cells.push(json!(age(o)));
             extra_defs.push(json!({"name": "Age", "type": "string", "format": "",
@@ -318,7 +327,7 @@ pub(crate) fn table(info: &ResourceInfo, items: &[Value], metadata: Value, q: &Q
         for c in &custom_cols {
             defs.push(json!({"name": c.name, "type": c.type_, "format": c.format, "description": c.description, "priority": c.priority}));
         }
-        if custom_cols.is_empty() {
+        if custom_cols.is_empty() && !places_age(&cols) {
             defs.push(json!({"name": "Age", "type": "string", "format": "", "description": "", "priority": 0}));
         }
     }

@@ -6,12 +6,59 @@
 
 use crate::{Definition, Field, GroupVersionKind, ListType, MapType, Shape};
 
+/// `io.k8s.api.admissionregistration.v1.AuditAnnotation`.
+pub(crate) static ADMISSIONREGISTRATION_V1_AUDIT_ANNOTATION: Definition = Definition {
+    name: "io.k8s.api.admissionregistration.v1.AuditAnnotation",
+    kinds: &[],
+    map_type: None,
+    fields: &[],
+};
+
+/// `io.k8s.api.admissionregistration.v1.ExpressionWarning`.
+pub(crate) static ADMISSIONREGISTRATION_V1_EXPRESSION_WARNING: Definition = Definition {
+    name: "io.k8s.api.admissionregistration.v1.ExpressionWarning",
+    kinds: &[],
+    map_type: None,
+    fields: &[],
+};
+
 /// `io.k8s.api.admissionregistration.v1.MatchCondition`.
 pub(crate) static ADMISSIONREGISTRATION_V1_MATCH_CONDITION: Definition = Definition {
     name: "io.k8s.api.admissionregistration.v1.MatchCondition",
     kinds: &[],
     map_type: None,
     fields: &[],
+};
+
+/// `io.k8s.api.admissionregistration.v1.MatchResources`.
+pub(crate) static ADMISSIONREGISTRATION_V1_MATCH_RESOURCES: Definition = Definition {
+    name: "io.k8s.api.admissionregistration.v1.MatchResources",
+    kinds: &[],
+    map_type: Some(MapType::Atomic),
+    fields: &[
+        Field::new(
+            "excludeResourceRules",
+            Shape::List,
+            Some(&ADMISSIONREGISTRATION_V1_NAMED_RULE_WITH_OPERATIONS),
+        )
+        .list_type(ListType::Atomic, &[]),
+        Field::new(
+            "namespaceSelector",
+            Shape::Value,
+            Some(&META_V1_LABEL_SELECTOR),
+        ),
+        Field::new(
+            "objectSelector",
+            Shape::Value,
+            Some(&META_V1_LABEL_SELECTOR),
+        ),
+        Field::new(
+            "resourceRules",
+            Shape::List,
+            Some(&ADMISSIONREGISTRATION_V1_NAMED_RULE_WITH_OPERATIONS),
+        )
+        .list_type(ListType::Atomic, &[]),
+    ],
 };
 
 /// `io.k8s.api.admissionregistration.v1.MutatingWebhook`.
@@ -76,6 +123,40 @@ pub(crate) static ADMISSIONREGISTRATION_V1_MUTATING_WEBHOOK_CONFIGURATION: Defin
         ],
     };
 
+/// `io.k8s.api.admissionregistration.v1.NamedRuleWithOperations`.
+pub(crate) static ADMISSIONREGISTRATION_V1_NAMED_RULE_WITH_OPERATIONS: Definition = Definition {
+    name: "io.k8s.api.admissionregistration.v1.NamedRuleWithOperations",
+    kinds: &[],
+    map_type: Some(MapType::Atomic),
+    fields: &[
+        Field::new("apiGroups", Shape::List, None).list_type(ListType::Atomic, &[]),
+        Field::new("apiVersions", Shape::List, None).list_type(ListType::Atomic, &[]),
+        Field::new("operations", Shape::List, None).list_type(ListType::Atomic, &[]),
+        Field::new("resourceNames", Shape::List, None).list_type(ListType::Atomic, &[]),
+        Field::new("resources", Shape::List, None).list_type(ListType::Atomic, &[]),
+    ],
+};
+
+/// `io.k8s.api.admissionregistration.v1.ParamKind`.
+pub(crate) static ADMISSIONREGISTRATION_V1_PARAM_KIND: Definition = Definition {
+    name: "io.k8s.api.admissionregistration.v1.ParamKind",
+    kinds: &[],
+    map_type: Some(MapType::Atomic),
+    fields: &[],
+};
+
+/// `io.k8s.api.admissionregistration.v1.ParamRef`.
+pub(crate) static ADMISSIONREGISTRATION_V1_PARAM_REF: Definition = Definition {
+    name: "io.k8s.api.admissionregistration.v1.ParamRef",
+    kinds: &[],
+    map_type: Some(MapType::Atomic),
+    fields: &[Field::new(
+        "selector",
+        Shape::Value,
+        Some(&META_V1_LABEL_SELECTOR),
+    )],
+};
+
 /// `io.k8s.api.admissionregistration.v1.RuleWithOperations`.
 pub(crate) static ADMISSIONREGISTRATION_V1_RULE_WITH_OPERATIONS: Definition = Definition {
     name: "io.k8s.api.admissionregistration.v1.RuleWithOperations",
@@ -96,6 +177,149 @@ pub(crate) static ADMISSIONREGISTRATION_V1_SERVICE_REFERENCE: Definition = Defin
     map_type: None,
     fields: &[],
 };
+
+/// `io.k8s.api.admissionregistration.v1.TypeChecking`.
+pub(crate) static ADMISSIONREGISTRATION_V1_TYPE_CHECKING: Definition = Definition {
+    name: "io.k8s.api.admissionregistration.v1.TypeChecking",
+    kinds: &[],
+    map_type: None,
+    fields: &[Field::new(
+        "expressionWarnings",
+        Shape::List,
+        Some(&ADMISSIONREGISTRATION_V1_EXPRESSION_WARNING),
+    )
+    .list_type(ListType::Atomic, &[])],
+};
+
+/// `io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy`.
+pub(crate) static ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY: Definition = Definition {
+    name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy",
+    kinds: &[GroupVersionKind {
+        group: "admissionregistration.k8s.io",
+        version: "v1",
+        kind: "ValidatingAdmissionPolicy",
+    }],
+    map_type: None,
+    fields: &[
+        Field::new("metadata", Shape::Value, Some(&META_V1_OBJECT_META)),
+        Field::new(
+            "spec",
+            Shape::Value,
+            Some(&ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_SPEC),
+        ),
+        Field::new(
+            "status",
+            Shape::Value,
+            Some(&ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_STATUS),
+        ),
+    ],
+};
+
+/// `io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding`.
+pub(crate) static ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_BINDING: Definition =
+    Definition {
+        name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding",
+        kinds: &[GroupVersionKind {
+            group: "admissionregistration.k8s.io",
+            version: "v1",
+            kind: "ValidatingAdmissionPolicyBinding",
+        }],
+        map_type: None,
+        fields: &[
+            Field::new("metadata", Shape::Value, Some(&META_V1_OBJECT_META)),
+            Field::new(
+                "spec",
+                Shape::Value,
+                Some(&ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_BINDING_SPEC),
+            ),
+        ],
+    };
+
+/// `io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingSpec`.
+pub(crate) static ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_BINDING_SPEC: Definition =
+    Definition {
+        name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingSpec",
+        kinds: &[],
+        map_type: None,
+        fields: &[
+            Field::new(
+                "matchResources",
+                Shape::Value,
+                Some(&ADMISSIONREGISTRATION_V1_MATCH_RESOURCES),
+            ),
+            Field::new(
+                "paramRef",
+                Shape::Value,
+                Some(&ADMISSIONREGISTRATION_V1_PARAM_REF),
+            ),
+            Field::new("validationActions", Shape::List, None).list_type(ListType::Set, &[]),
+        ],
+    };
+
+/// `io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicySpec`.
+pub(crate) static ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_SPEC: Definition =
+    Definition {
+        name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicySpec",
+        kinds: &[],
+        map_type: None,
+        fields: &[
+            Field::new(
+                "auditAnnotations",
+                Shape::List,
+                Some(&ADMISSIONREGISTRATION_V1_AUDIT_ANNOTATION),
+            )
+            .list_type(ListType::Atomic, &[]),
+            Field::new(
+                "matchConditions",
+                Shape::List,
+                Some(&ADMISSIONREGISTRATION_V1_MATCH_CONDITION),
+            )
+            .patch_strategy("merge")
+            .patch_merge_key("name")
+            .list_type(ListType::Map, &["name"]),
+            Field::new(
+                "matchConstraints",
+                Shape::Value,
+                Some(&ADMISSIONREGISTRATION_V1_MATCH_RESOURCES),
+            ),
+            Field::new(
+                "paramKind",
+                Shape::Value,
+                Some(&ADMISSIONREGISTRATION_V1_PARAM_KIND),
+            ),
+            Field::new(
+                "validations",
+                Shape::List,
+                Some(&ADMISSIONREGISTRATION_V1_VALIDATION),
+            )
+            .list_type(ListType::Atomic, &[]),
+            Field::new(
+                "variables",
+                Shape::List,
+                Some(&ADMISSIONREGISTRATION_V1_VARIABLE),
+            )
+            .patch_strategy("merge")
+            .patch_merge_key("name")
+            .list_type(ListType::Map, &["name"]),
+        ],
+    };
+
+/// `io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyStatus`.
+pub(crate) static ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_STATUS: Definition =
+    Definition {
+        name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyStatus",
+        kinds: &[],
+        map_type: None,
+        fields: &[
+            Field::new("conditions", Shape::List, Some(&META_V1_CONDITION))
+                .list_type(ListType::Map, &["type"]),
+            Field::new(
+                "typeChecking",
+                Shape::Value,
+                Some(&ADMISSIONREGISTRATION_V1_TYPE_CHECKING),
+            ),
+        ],
+    };
 
 /// `io.k8s.api.admissionregistration.v1.ValidatingWebhook`.
 pub(crate) static ADMISSIONREGISTRATION_V1_VALIDATING_WEBHOOK: Definition = Definition {
@@ -158,6 +382,22 @@ pub(crate) static ADMISSIONREGISTRATION_V1_VALIDATING_WEBHOOK_CONFIGURATION: Def
             .list_type(ListType::Map, &["name"]),
         ],
     };
+
+/// `io.k8s.api.admissionregistration.v1.Validation`.
+pub(crate) static ADMISSIONREGISTRATION_V1_VALIDATION: Definition = Definition {
+    name: "io.k8s.api.admissionregistration.v1.Validation",
+    kinds: &[],
+    map_type: None,
+    fields: &[],
+};
+
+/// `io.k8s.api.admissionregistration.v1.Variable`.
+pub(crate) static ADMISSIONREGISTRATION_V1_VARIABLE: Definition = Definition {
+    name: "io.k8s.api.admissionregistration.v1.Variable",
+    kinds: &[],
+    map_type: Some(MapType::Atomic),
+    fields: &[],
+};
 
 /// `io.k8s.api.admissionregistration.v1.WebhookClientConfig`.
 pub(crate) static ADMISSIONREGISTRATION_V1_WEBHOOK_CLIENT_CONFIG: Definition = Definition {
@@ -1579,6 +1819,66 @@ pub(crate) static BATCH_V1_UNCOUNTED_TERMINATED_PODS: Definition = Definition {
         Field::new("failed", Shape::List, None).list_type(ListType::Set, &[]),
         Field::new("succeeded", Shape::List, None).list_type(ListType::Set, &[]),
     ],
+};
+
+/// `io.k8s.api.certificates.v1.CertificateSigningRequest`.
+pub(crate) static CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST: Definition = Definition {
+    name: "io.k8s.api.certificates.v1.CertificateSigningRequest",
+    kinds: &[GroupVersionKind {
+        group: "certificates.k8s.io",
+        version: "v1",
+        kind: "CertificateSigningRequest",
+    }],
+    map_type: None,
+    fields: &[
+        Field::new("metadata", Shape::Value, Some(&META_V1_OBJECT_META)),
+        Field::new(
+            "spec",
+            Shape::Value,
+            Some(&CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_SPEC),
+        ),
+        Field::new(
+            "status",
+            Shape::Value,
+            Some(&CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_STATUS),
+        ),
+    ],
+};
+
+/// `io.k8s.api.certificates.v1.CertificateSigningRequestCondition`.
+pub(crate) static CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_CONDITION: Definition = Definition {
+    name: "io.k8s.api.certificates.v1.CertificateSigningRequestCondition",
+    kinds: &[],
+    map_type: None,
+    fields: &[
+        Field::new("lastTransitionTime", Shape::Value, Some(&META_V1_TIME)),
+        Field::new("lastUpdateTime", Shape::Value, Some(&META_V1_TIME)),
+    ],
+};
+
+/// `io.k8s.api.certificates.v1.CertificateSigningRequestSpec`.
+pub(crate) static CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_SPEC: Definition = Definition {
+    name: "io.k8s.api.certificates.v1.CertificateSigningRequestSpec",
+    kinds: &[],
+    map_type: None,
+    fields: &[
+        Field::new("extra", Shape::Map, None),
+        Field::new("groups", Shape::List, None).list_type(ListType::Atomic, &[]),
+        Field::new("usages", Shape::List, None).list_type(ListType::Atomic, &[]),
+    ],
+};
+
+/// `io.k8s.api.certificates.v1.CertificateSigningRequestStatus`.
+pub(crate) static CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_STATUS: Definition = Definition {
+    name: "io.k8s.api.certificates.v1.CertificateSigningRequestStatus",
+    kinds: &[],
+    map_type: None,
+    fields: &[Field::new(
+        "conditions",
+        Shape::List,
+        Some(&CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_CONDITION),
+    )
+    .list_type(ListType::Map, &["type"])],
 };
 
 /// `io.k8s.api.coordination.v1.Lease`.
@@ -4827,6 +5127,33 @@ pub(crate) static NETWORKING_V1_HTTPINGRESS_RULE_VALUE: Definition = Definition 
     ],
 };
 
+/// `io.k8s.api.networking.v1.IPAddress`.
+pub(crate) static NETWORKING_V1_IPADDRESS: Definition = Definition {
+    name: "io.k8s.api.networking.v1.IPAddress",
+    kinds: &[GroupVersionKind {
+        group: "networking.k8s.io",
+        version: "v1",
+        kind: "IPAddress",
+    }],
+    map_type: None,
+    fields: &[
+        Field::new("metadata", Shape::Value, Some(&META_V1_OBJECT_META)),
+        Field::new("spec", Shape::Value, Some(&NETWORKING_V1_IPADDRESS_SPEC)),
+    ],
+};
+
+/// `io.k8s.api.networking.v1.IPAddressSpec`.
+pub(crate) static NETWORKING_V1_IPADDRESS_SPEC: Definition = Definition {
+    name: "io.k8s.api.networking.v1.IPAddressSpec",
+    kinds: &[],
+    map_type: None,
+    fields: &[Field::new(
+        "parentRef",
+        Shape::Value,
+        Some(&NETWORKING_V1_PARENT_REFERENCE),
+    )],
+};
+
 /// `io.k8s.api.networking.v1.IPBlock`.
 pub(crate) static NETWORKING_V1_IPBLOCK: Definition = Definition {
     name: "io.k8s.api.networking.v1.IPBlock",
@@ -5113,12 +5440,101 @@ pub(crate) static NETWORKING_V1_NETWORK_POLICY_SPEC: Definition = Definition {
     ],
 };
 
+/// `io.k8s.api.networking.v1.ParentReference`.
+pub(crate) static NETWORKING_V1_PARENT_REFERENCE: Definition = Definition {
+    name: "io.k8s.api.networking.v1.ParentReference",
+    kinds: &[],
+    map_type: None,
+    fields: &[],
+};
+
 /// `io.k8s.api.networking.v1.ServiceBackendPort`.
 pub(crate) static NETWORKING_V1_SERVICE_BACKEND_PORT: Definition = Definition {
     name: "io.k8s.api.networking.v1.ServiceBackendPort",
     kinds: &[],
     map_type: Some(MapType::Atomic),
     fields: &[],
+};
+
+/// `io.k8s.api.networking.v1.ServiceCIDR`.
+pub(crate) static NETWORKING_V1_SERVICE_CIDR: Definition = Definition {
+    name: "io.k8s.api.networking.v1.ServiceCIDR",
+    kinds: &[GroupVersionKind {
+        group: "networking.k8s.io",
+        version: "v1",
+        kind: "ServiceCIDR",
+    }],
+    map_type: None,
+    fields: &[
+        Field::new("metadata", Shape::Value, Some(&META_V1_OBJECT_META)),
+        Field::new("spec", Shape::Value, Some(&NETWORKING_V1_SERVICE_CIDRSPEC)),
+        Field::new(
+            "status",
+            Shape::Value,
+            Some(&NETWORKING_V1_SERVICE_CIDRSTATUS),
+        ),
+    ],
+};
+
+/// `io.k8s.api.networking.v1.ServiceCIDRSpec`.
+pub(crate) static NETWORKING_V1_SERVICE_CIDRSPEC: Definition = Definition {
+    name: "io.k8s.api.networking.v1.ServiceCIDRSpec",
+    kinds: &[],
+    map_type: None,
+    fields: &[Field::new("cidrs", Shape::List, None).list_type(ListType::Atomic, &[])],
+};
+
+/// `io.k8s.api.networking.v1.ServiceCIDRStatus`.
+pub(crate) static NETWORKING_V1_SERVICE_CIDRSTATUS: Definition = Definition {
+    name: "io.k8s.api.networking.v1.ServiceCIDRStatus",
+    kinds: &[],
+    map_type: None,
+    fields: &[
+        Field::new("conditions", Shape::List, Some(&META_V1_CONDITION))
+            .patch_strategy("merge")
+            .patch_merge_key("type")
+            .list_type(ListType::Map, &["type"]),
+    ],
+};
+
+/// `io.k8s.api.node.v1.Overhead`.
+pub(crate) static NODE_V1_OVERHEAD: Definition = Definition {
+    name: "io.k8s.api.node.v1.Overhead",
+    kinds: &[],
+    map_type: None,
+    fields: &[Field::new(
+        "podFixed",
+        Shape::Map,
+        Some(&API_RESOURCE_QUANTITY),
+    )],
+};
+
+/// `io.k8s.api.node.v1.RuntimeClass`.
+pub(crate) static NODE_V1_RUNTIME_CLASS: Definition = Definition {
+    name: "io.k8s.api.node.v1.RuntimeClass",
+    kinds: &[GroupVersionKind {
+        group: "node.k8s.io",
+        version: "v1",
+        kind: "RuntimeClass",
+    }],
+    map_type: None,
+    fields: &[
+        Field::new("metadata", Shape::Value, Some(&META_V1_OBJECT_META)),
+        Field::new("overhead", Shape::Value, Some(&NODE_V1_OVERHEAD)),
+        Field::new("scheduling", Shape::Value, Some(&NODE_V1_SCHEDULING)),
+    ],
+};
+
+/// `io.k8s.api.node.v1.Scheduling`.
+pub(crate) static NODE_V1_SCHEDULING: Definition = Definition {
+    name: "io.k8s.api.node.v1.Scheduling",
+    kinds: &[],
+    map_type: None,
+    fields: &[
+        Field::new("nodeSelector", Shape::Map, None).map_type(MapType::Atomic),
+        Field::new("tolerations", Shape::List, Some(&CORE_V1_TOLERATION))
+            .list_type(ListType::Atomic, &[]),
+    ],
 };
 
 /// `io.k8s.api.policy.v1.Eviction`.
@@ -5461,6 +5877,86 @@ pub(crate) static STORAGE_V1_CSIDRIVER_SPEC: Definition = Definition {
     ],
 };
 
+/// `io.k8s.api.storage.v1.CSINode`.
+pub(crate) static STORAGE_V1_CSINODE: Definition = Definition {
+    name: "io.k8s.api.storage.v1.CSINode",
+    kinds: &[GroupVersionKind {
+        group: "storage.k8s.io",
+        version: "v1",
+        kind: "CSINode",
+    }],
+    map_type: None,
+    fields: &[
+        Field::new("metadata", Shape::Value, Some(&META_V1_OBJECT_META)),
+        Field::new("spec", Shape::Value, Some(&STORAGE_V1_CSINODE_SPEC)),
+        Field::new("status", Shape::Value, Some(&STORAGE_V1_CSINODE_STATUS)),
+    ],
+};
+
+/// `io.k8s.api.storage.v1.CSINodeDriver`.
+pub(crate) static STORAGE_V1_CSINODE_DRIVER: Definition = Definition {
+    name: "io.k8s.api.storage.v1.CSINodeDriver",
+    kinds: &[],
+    map_type: None,
+    fields: &[
+        Field::new(
+            "allocatable",
+            Shape::Value,
+            Some(&STORAGE_V1_VOLUME_NODE_RESOURCES),
+        ),
+        Field::new("topologyKeys", Shape::List, None).list_type(ListType::Atomic, &[]),
+    ],
+};
+
+/// `io.k8s.api.storage.v1.CSINodeSpec`.
+pub(crate) static STORAGE_V1_CSINODE_SPEC: Definition = Definition {
+    name: "io.k8s.api.storage.v1.CSINodeSpec",
+    kinds: &[],
+    map_type: None,
+    fields: &[
+        Field::new("drivers", Shape::List, Some(&STORAGE_V1_CSINODE_DRIVER))
+            .patch_strategy("merge")
+            .patch_merge_key("name")
+            .list_type(ListType::Map, &["name"]),
+    ],
+};
+
+/// `io.k8s.api.storage.v1.CSINodeStatus`.
+pub(crate) static STORAGE_V1_CSINODE_STATUS: Definition = Definition {
+    name: "io.k8s.api.storage.v1.CSINodeStatus",
+    kinds: &[],
+    map_type: None,
+    fields: &[Field::new(
+        "storageHealth",
+        Shape::List,
+        Some(&STORAGE_V1_STORAGE_HEALTH),
+    )
+    .patch_strategy("merge")
+    .patch_merge_key("name")
+    .list_type(ListType::Map, &["name"])],
+};
+
+/// `io.k8s.api.storage.v1.CSIStorageCapacity`.
+pub(crate) static STORAGE_V1_CSISTORAGE_CAPACITY: Definition = Definition {
+    name: "io.k8s.api.storage.v1.CSIStorageCapacity",
+    kinds: &[GroupVersionKind {
+        group: "storage.k8s.io",
+        version: "v1",
+        kind: "CSIStorageCapacity",
+    }],
+    map_type: None,
+    fields: &[
+        Field::new("capacity", Shape::Value, Some(&API_RESOURCE_QUANTITY)),
+        Field::new(
+            "maximumVolumeSize",
+            Shape::Value,
+            Some(&API_RESOURCE_QUANTITY),
+        ),
+        Field::new("metadata", Shape::Value, Some(&META_V1_OBJECT_META)),
+        Field::new("nodeTopology", Shape::Value, Some(&META_V1_LABEL_SELECTOR)),
+    ],
+};
+
 /// `io.k8s.api.storage.v1.StorageClass`.
 pub(crate) static STORAGE_V1_STORAGE_CLASS: Definition = Definition {
     name: "io.k8s.api.storage.v1.StorageClass",
@@ -5483,9 +5979,110 @@ pub(crate) static STORAGE_V1_STORAGE_CLASS: Definition = Definition {
     ],
 };
 
+/// `io.k8s.api.storage.v1.StorageHealth`.
+pub(crate) static STORAGE_V1_STORAGE_HEALTH: Definition = Definition {
+    name: "io.k8s.api.storage.v1.StorageHealth",
+    kinds: &[],
+    map_type: None,
+    fields: &[Field::new(
+        "healthConditions",
+        Shape::List,
+        Some(&STORAGE_V1_STORAGE_HEALTH_CONDITION),
+    )
+    .list_type(ListType::Atomic, &[])],
+};
+
+/// `io.k8s.api.storage.v1.StorageHealthCondition`.
+pub(crate) static STORAGE_V1_STORAGE_HEALTH_CONDITION: Definition = Definition {
+    name: "io.k8s.api.storage.v1.StorageHealthCondition",
+    kinds: &[],
+    map_type: None,
+    fields: &[Field::new(
+        "lastTransitionTime",
+        Shape::Value,
+        Some(&META_V1_TIME),
+    )],
+};
+
 /// `io.k8s.api.storage.v1.TokenRequest`.
 pub(crate) static STORAGE_V1_TOKEN_REQUEST: Definition = Definition {
     name: "io.k8s.api.storage.v1.TokenRequest",
+    kinds: &[],
+    map_type: None,
+    fields: &[],
+};
+
+/// `io.k8s.api.storage.v1.VolumeAttachment`.
+pub(crate) static STORAGE_V1_VOLUME_ATTACHMENT: Definition = Definition {
+    name: "io.k8s.api.storage.v1.VolumeAttachment",
+    kinds: &[GroupVersionKind {
+        group: "storage.k8s.io",
+        version: "v1",
+        kind: "VolumeAttachment",
+    }],
+    map_type: None,
+    fields: &[
+        Field::new("metadata", Shape::Value, Some(&META_V1_OBJECT_META)),
+        Field::new(
+            "spec",
+            Shape::Value,
+            Some(&STORAGE_V1_VOLUME_ATTACHMENT_SPEC),
+        ),
+        Field::new(
+            "status",
+            Shape::Value,
+            Some(&STORAGE_V1_VOLUME_ATTACHMENT_STATUS),
+        ),
+    ],
+};
+
+/// `io.k8s.api.storage.v1.VolumeAttachmentSource`.
+pub(crate) static STORAGE_V1_VOLUME_ATTACHMENT_SOURCE: Definition = Definition {
+    name: "io.k8s.api.storage.v1.VolumeAttachmentSource",
+    kinds: &[],
+    map_type: None,
+    fields: &[Field::new(
+        "inlineVolumeSpec",
+        Shape::Value,
+        Some(&CORE_V1_PERSISTENT_VOLUME_SPEC),
+    )],
+};
+
+/// `io.k8s.api.storage.v1.VolumeAttachmentSpec`.
+pub(crate) static STORAGE_V1_VOLUME_ATTACHMENT_SPEC: Definition = Definition {
+    name: "io.k8s.api.storage.v1.VolumeAttachmentSpec",
+    kinds: &[],
+    map_type: None,
+    fields: &[Field::new(
+        "source",
+        Shape::Value,
+        Some(&STORAGE_V1_VOLUME_ATTACHMENT_SOURCE),
+    )],
+};
+
+/// `io.k8s.api.storage.v1.VolumeAttachmentStatus`.
+pub(crate) static STORAGE_V1_VOLUME_ATTACHMENT_STATUS: Definition = Definition {
+    name: "io.k8s.api.storage.v1.VolumeAttachmentStatus",
+    kinds: &[],
+    map_type: None,
+    fields: &[
+        Field::new("attachError", Shape::Value, Some(&STORAGE_V1_VOLUME_ERROR)),
+        Field::new("attachmentMetadata", Shape::Map, None),
+        Field::new("detachError", Shape::Value, Some(&STORAGE_V1_VOLUME_ERROR)),
+    ],
+};
+
+/// `io.k8s.api.storage.v1.VolumeError`.
+pub(crate) static STORAGE_V1_VOLUME_ERROR: Definition = Definition {
+    name: "io.k8s.api.storage.v1.VolumeError",
+    kinds: &[],
+    map_type: None,
+    fields: &[Field::new("time", Shape::Value, Some(&META_V1_TIME))],
+};
+
+/// `io.k8s.api.storage.v1.VolumeNodeResources`.
+pub(crate) static STORAGE_V1_VOLUME_NODE_RESOURCES: Definition = Definition {
+    name: "io.k8s.api.storage.v1.VolumeNodeResources",
     kinds: &[],
     map_type: None,
     fields: &[],
@@ -6333,13 +6930,27 @@ pub(crate) static UTIL_INTSTR_INT_OR_STRING: Definition = Definition {
 
 /// Every definition, sorted by name.
 pub(crate) static DEFINITIONS: &[&Definition] = &[
+    &ADMISSIONREGISTRATION_V1_AUDIT_ANNOTATION,
+    &ADMISSIONREGISTRATION_V1_EXPRESSION_WARNING,
     &ADMISSIONREGISTRATION_V1_MATCH_CONDITION,
+    &ADMISSIONREGISTRATION_V1_MATCH_RESOURCES,
     &ADMISSIONREGISTRATION_V1_MUTATING_WEBHOOK,
     &ADMISSIONREGISTRATION_V1_MUTATING_WEBHOOK_CONFIGURATION,
+    &ADMISSIONREGISTRATION_V1_NAMED_RULE_WITH_OPERATIONS,
+    &ADMISSIONREGISTRATION_V1_PARAM_KIND,
+    &ADMISSIONREGISTRATION_V1_PARAM_REF,
     &ADMISSIONREGISTRATION_V1_RULE_WITH_OPERATIONS,
     &ADMISSIONREGISTRATION_V1_SERVICE_REFERENCE,
+    &ADMISSIONREGISTRATION_V1_TYPE_CHECKING,
+    &ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY,
+    &ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_BINDING,
+    &ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_BINDING_SPEC,
+    &ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_SPEC,
+    &ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_STATUS,
     &ADMISSIONREGISTRATION_V1_VALIDATING_WEBHOOK,
     &ADMISSIONREGISTRATION_V1_VALIDATING_WEBHOOK_CONFIGURATION,
+    &ADMISSIONREGISTRATION_V1_VALIDATION,
+    &ADMISSIONREGISTRATION_V1_VARIABLE,
     &ADMISSIONREGISTRATION_V1_WEBHOOK_CLIENT_CONFIG,
     &APPS_V1_CONTROLLER_REVISION,
     &APPS_V1_DAEMON_SET,
@@ -6433,6 +7044,10 @@ pub(crate) static DEFINITIONS: &[&Definition] = &[
     &BATCH_V1_SUCCESS_POLICY,
     &BATCH_V1_SUCCESS_POLICY_RULE,
     &BATCH_V1_UNCOUNTED_TERMINATED_PODS,
+    &CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST,
+    &CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_CONDITION,
+    &CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_SPEC,
+    &CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_STATUS,
     &COORDINATION_V1_LEASE,
     &COORDINATION_V1_LEASE_SPEC,
     &CORE_V1_AWSELASTIC_BLOCK_STORE_VOLUME_SOURCE,
@@ -6657,6 +7272,8 @@ pub(crate) static DEFINITIONS: &[&Definition] = &[
     &EVENTS_V1_EVENT_SERIES,
     &NETWORKING_V1_HTTPINGRESS_PATH,
     &NETWORKING_V1_HTTPINGRESS_RULE_VALUE,
+    &NETWORKING_V1_IPADDRESS,
+    &NETWORKING_V1_IPADDRESS_SPEC,
     &NETWORKING_V1_IPBLOCK,
     &NETWORKING_V1_INGRESS,
     &NETWORKING_V1_INGRESS_BACKEND,
@@ -6677,7 +7294,14 @@ pub(crate) static DEFINITIONS: &[&Definition] = &[
     &NETWORKING_V1_NETWORK_POLICY_PEER,
     &NETWORKING_V1_NETWORK_POLICY_PORT,
     &NETWORKING_V1_NETWORK_POLICY_SPEC,
+    &NETWORKING_V1_PARENT_REFERENCE,
     &NETWORKING_V1_SERVICE_BACKEND_PORT,
+    &NETWORKING_V1_SERVICE_CIDR,
+    &NETWORKING_V1_SERVICE_CIDRSPEC,
+    &NETWORKING_V1_SERVICE_CIDRSTATUS,
+    &NODE_V1_OVERHEAD,
+    &NODE_V1_RUNTIME_CLASS,
+    &NODE_V1_SCHEDULING,
     &POLICY_V1_EVICTION,
     &POLICY_V1_POD_DISRUPTION_BUDGET,
     &POLICY_V1_POD_DISRUPTION_BUDGET_SPEC,
@@ -6702,8 +7326,21 @@ pub(crate) static DEFINITIONS: &[&Definition] = &[
     &SCHEDULING_V1ALPHA3_WORKLOAD_POD_GROUP_SINGLE_DISRUPTION_MODE,
     &STORAGE_V1_CSIDRIVER,
     &STORAGE_V1_CSIDRIVER_SPEC,
+    &STORAGE_V1_CSINODE,
+    &STORAGE_V1_CSINODE_DRIVER,
+    &STORAGE_V1_CSINODE_SPEC,
+    &STORAGE_V1_CSINODE_STATUS,
+    &STORAGE_V1_CSISTORAGE_CAPACITY,
     &STORAGE_V1_STORAGE_CLASS,
+    &STORAGE_V1_STORAGE_HEALTH,
+    &STORAGE_V1_STORAGE_HEALTH_CONDITION,
     &STORAGE_V1_TOKEN_REQUEST,
+    &STORAGE_V1_VOLUME_ATTACHMENT,
+    &STORAGE_V1_VOLUME_ATTACHMENT_SOURCE,
+    &STORAGE_V1_VOLUME_ATTACHMENT_SPEC,
+    &STORAGE_V1_VOLUME_ATTACHMENT_STATUS,
+    &STORAGE_V1_VOLUME_ERROR,
+    &STORAGE_V1_VOLUME_NODE_RESOURCES,
     &APIEXTENSIONS_V1_CUSTOM_RESOURCE_COLUMN_DEFINITION,
     &APIEXTENSIONS_V1_CUSTOM_RESOURCE_CONVERSION,
     &APIEXTENSIONS_V1_CUSTOM_RESOURCE_DEFINITION,
@@ -6913,6 +7550,22 @@ pub(crate) static KINDS: &[(GroupVersionKind, &Definition)] = &[
             kind: "MutatingWebhookConfiguration",
         },
         &ADMISSIONREGISTRATION_V1_MUTATING_WEBHOOK_CONFIGURATION,
+    ),
+    (
+        GroupVersionKind {
+            group: "admissionregistration.k8s.io",
+            version: "v1",
+            kind: "ValidatingAdmissionPolicy",
+        },
+        &ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY,
+    ),
+    (
+        GroupVersionKind {
+            group: "admissionregistration.k8s.io",
+            version: "v1",
+            kind: "ValidatingAdmissionPolicyBinding",
+        },
+        &ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_BINDING,
     ),
     (
         GroupVersionKind {
@@ -7206,6 +7859,14 @@ pub(crate) static KINDS: &[(GroupVersionKind, &Definition)] = &[
         GroupVersionKind {
             group: "certificates.k8s.io",
             version: "v1",
+            kind: "CertificateSigningRequest",
+        },
+        &CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST,
+    ),
+    (
+        GroupVersionKind {
+            group: "certificates.k8s.io",
+            version: "v1",
             kind: "DeleteOptions",
         },
         &META_V1_DELETE_OPTIONS,
@@ -7382,6 +8043,14 @@ pub(crate) static KINDS: &[(GroupVersionKind, &Definition)] = &[
         GroupVersionKind {
             group: "networking.k8s.io",
             version: "v1",
+            kind: "IPAddress",
+        },
+        &NETWORKING_V1_IPADDRESS,
+    ),
+    (
+        GroupVersionKind {
+            group: "networking.k8s.io",
+            version: "v1",
             kind: "Ingress",
         },
         &NETWORKING_V1_INGRESS,
@@ -7405,6 +8074,14 @@ pub(crate) static KINDS: &[(GroupVersionKind, &Definition)] = &[
     (
         GroupVersionKind {
             group: "networking.k8s.io",
+            version: "v1",
+            kind: "ServiceCIDR",
+        },
+        &NETWORKING_V1_SERVICE_CIDR,
+    ),
+    (
+        GroupVersionKind {
+            group: "networking.k8s.io",
             version: "v1beta1",
             kind: "DeleteOptions",
         },
@@ -7417,6 +8094,14 @@ pub(crate) static KINDS: &[(GroupVersionKind, &Definition)] = &[
             kind: "DeleteOptions",
         },
         &META_V1_DELETE_OPTIONS,
+    ),
+    (
+        GroupVersionKind {
+            group: "node.k8s.io",
+            version: "v1",
+            kind: "RuntimeClass",
+        },
+        &NODE_V1_RUNTIME_CLASS,
     ),
     (
         GroupVersionKind {
@@ -7598,6 +8283,22 @@ pub(crate) static KINDS: &[(GroupVersionKind, &Definition)] = &[
         GroupVersionKind {
             group: "storage.k8s.io",
             version: "v1",
+            kind: "CSINode",
+        },
+        &STORAGE_V1_CSINODE,
+    ),
+    (
+        GroupVersionKind {
+            group: "storage.k8s.io",
+            version: "v1",
+            kind: "CSIStorageCapacity",
+        },
+        &STORAGE_V1_CSISTORAGE_CAPACITY,
+    ),
+    (
+        GroupVersionKind {
+            group: "storage.k8s.io",
+            version: "v1",
             kind: "DeleteOptions",
         },
         &META_V1_DELETE_OPTIONS,
@@ -7609,6 +8310,14 @@ pub(crate) static KINDS: &[(GroupVersionKind, &Definition)] = &[
             kind: "StorageClass",
         },
         &STORAGE_V1_STORAGE_CLASS,
+    ),
+    (
+        GroupVersionKind {
+            group: "storage.k8s.io",
+            version: "v1",
+            kind: "VolumeAttachment",
+        },
+        &STORAGE_V1_VOLUME_ATTACHMENT,
     ),
     (
         GroupVersionKind {

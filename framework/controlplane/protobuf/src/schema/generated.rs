@@ -7,6 +7,434 @@
 #[allow(unused_imports)]
 use super::*;
 
+/// `k8s.io.api.admissionregistration.v1.AuditAnnotation`.
+pub(crate) static ADMISSIONREGISTRATION_V1_AUDIT_ANNOTATION: Message = Message {
+    name: "k8s.io.api.admissionregistration.v1.AuditAnnotation",
+    special: Special::None,
+    fields: &[
+        f(1, "key", Card::Single, Ty::Str),
+        f(2, "valueExpression", Card::Single, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.admissionregistration.v1.ExpressionWarning`.
+pub(crate) static ADMISSIONREGISTRATION_V1_EXPRESSION_WARNING: Message = Message {
+    name: "k8s.io.api.admissionregistration.v1.ExpressionWarning",
+    special: Special::None,
+    fields: &[
+        f(2, "fieldRef", Card::Single, Ty::Str),
+        f(3, "warning", Card::Single, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.admissionregistration.v1.MatchCondition`.
+pub(crate) static ADMISSIONREGISTRATION_V1_MATCH_CONDITION: Message = Message {
+    name: "k8s.io.api.admissionregistration.v1.MatchCondition",
+    special: Special::None,
+    fields: &[
+        f(1, "name", Card::Single, Ty::Str),
+        f(2, "expression", Card::Single, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.admissionregistration.v1.MatchResources`.
+pub(crate) static ADMISSIONREGISTRATION_V1_MATCH_RESOURCES: Message = Message {
+    name: "k8s.io.api.admissionregistration.v1.MatchResources",
+    special: Special::None,
+    fields: &[
+        f(
+            1,
+            "namespaceSelector",
+            Card::Single,
+            Ty::Msg(&META_V1_LABEL_SELECTOR),
+        ),
+        f(
+            2,
+            "objectSelector",
+            Card::Single,
+            Ty::Msg(&META_V1_LABEL_SELECTOR),
+        ),
+        f(
+            3,
+            "resourceRules",
+            Card::Repeated,
+            Ty::Msg(&ADMISSIONREGISTRATION_V1_NAMED_RULE_WITH_OPERATIONS),
+        ),
+        f(
+            4,
+            "excludeResourceRules",
+            Card::Repeated,
+            Ty::Msg(&ADMISSIONREGISTRATION_V1_NAMED_RULE_WITH_OPERATIONS),
+        ),
+        f(7, "matchPolicy", Card::Single, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.admissionregistration.v1.MutatingWebhook`.
+pub(crate) static ADMISSIONREGISTRATION_V1_MUTATING_WEBHOOK: Message = Message {
+    name: "k8s.io.api.admissionregistration.v1.MutatingWebhook",
+    special: Special::None,
+    fields: &[
+        f(1, "name", Card::Single, Ty::Str),
+        f(
+            2,
+            "clientConfig",
+            Card::Single,
+            Ty::Msg(&ADMISSIONREGISTRATION_V1_WEBHOOK_CLIENT_CONFIG),
+        ),
+        f(
+            3,
+            "rules",
+            Card::Repeated,
+            Ty::Msg(&ADMISSIONREGISTRATION_V1_RULE_WITH_OPERATIONS),
+        ),
+        f(4, "failurePolicy", Card::Single, Ty::Str),
+        f(
+            5,
+            "namespaceSelector",
+            Card::Single,
+            Ty::Msg(&META_V1_LABEL_SELECTOR),
+        ),
+        f(6, "sideEffects", Card::Single, Ty::Str),
+        f(7, "timeoutSeconds", Card::Single, Ty::Int32),
+        f(8, "admissionReviewVersions", Card::Repeated, Ty::Str),
+        f(9, "matchPolicy", Card::Single, Ty::Str),
+        f(10, "reinvocationPolicy", Card::Single, Ty::Str),
+        f(
+            11,
+            "objectSelector",
+            Card::Single,
+            Ty::Msg(&META_V1_LABEL_SELECTOR),
+        ),
+        f(
+            12,
+            "matchConditions",
+            Card::Repeated,
+            Ty::Msg(&ADMISSIONREGISTRATION_V1_MATCH_CONDITION),
+        ),
+    ],
+};
+
+/// `k8s.io.api.admissionregistration.v1.MutatingWebhookConfiguration`.
+pub(crate) static ADMISSIONREGISTRATION_V1_MUTATING_WEBHOOK_CONFIGURATION: Message = Message {
+    name: "k8s.io.api.admissionregistration.v1.MutatingWebhookConfiguration",
+    special: Special::None,
+    fields: &[
+        f(1, "metadata", Card::Single, Ty::Msg(&META_V1_OBJECT_META)),
+        f(
+            2,
+            "webhooks",
+            Card::Repeated,
+            Ty::Msg(&ADMISSIONREGISTRATION_V1_MUTATING_WEBHOOK),
+        ),
+    ],
+};
+
+/// `k8s.io.api.admissionregistration.v1.NamedRuleWithOperations`.
+pub(crate) static ADMISSIONREGISTRATION_V1_NAMED_RULE_WITH_OPERATIONS: Message = Message {
+    name: "k8s.io.api.admissionregistration.v1.NamedRuleWithOperations",
+    special: Special::None,
+    fields: &[
+        f(1, "resourceNames", Card::Repeated, Ty::Str),
+        f(
+            2,
+            "",
+            Card::Inline,
+            Ty::Msg(&ADMISSIONREGISTRATION_V1_RULE_WITH_OPERATIONS),
+        ),
+    ],
+};
+
+/// `k8s.io.api.admissionregistration.v1.ParamKind`.
+pub(crate) static ADMISSIONREGISTRATION_V1_PARAM_KIND: Message = Message {
+    name: "k8s.io.api.admissionregistration.v1.ParamKind",
+    special: Special::None,
+    fields: &[
+        f(1, "apiVersion", Card::Single, Ty::Str),
+        f(2, "kind", Card::Single, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.admissionregistration.v1.ParamRef`.
+pub(crate) static ADMISSIONREGISTRATION_V1_PARAM_REF: Message = Message {
+    name: "k8s.io.api.admissionregistration.v1.ParamRef",
+    special: Special::None,
+    fields: &[
+        f(1, "name", Card::Single, Ty::Str),
+        f(2, "namespace", Card::Single, Ty::Str),
+        f(
+            3,
+            "selector",
+            Card::Single,
+            Ty::Msg(&META_V1_LABEL_SELECTOR),
+        ),
+        f(4, "parameterNotFoundAction", Card::Single, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.admissionregistration.v1.Rule`.
+pub(crate) static ADMISSIONREGISTRATION_V1_RULE: Message = Message {
+    name: "k8s.io.api.admissionregistration.v1.Rule",
+    special: Special::None,
+    fields: &[
+        f(1, "apiGroups", Card::Repeated, Ty::Str),
+        f(2, "apiVersions", Card::Repeated, Ty::Str),
+        f(3, "resources", Card::Repeated, Ty::Str),
+        f(4, "scope", Card::Single, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.admissionregistration.v1.RuleWithOperations`.
+pub(crate) static ADMISSIONREGISTRATION_V1_RULE_WITH_OPERATIONS: Message = Message {
+    name: "k8s.io.api.admissionregistration.v1.RuleWithOperations",
+    special: Special::None,
+    fields: &[
+        f(1, "operations", Card::Repeated, Ty::Str),
+        f(2, "", Card::Inline, Ty::Msg(&ADMISSIONREGISTRATION_V1_RULE)),
+    ],
+};
+
+/// `k8s.io.api.admissionregistration.v1.ServiceReference`.
+pub(crate) static ADMISSIONREGISTRATION_V1_SERVICE_REFERENCE: Message = Message {
+    name: "k8s.io.api.admissionregistration.v1.ServiceReference",
+    special: Special::None,
+    fields: &[
+        f(1, "namespace", Card::Single, Ty::Str),
+        f(2, "name", Card::Single, Ty::Str),
+        f(3, "path", Card::Single, Ty::Str),
+        f(4, "port", Card::Single, Ty::Int32),
+    ],
+};
+
+/// `k8s.io.api.admissionregistration.v1.TypeChecking`.
+pub(crate) static ADMISSIONREGISTRATION_V1_TYPE_CHECKING: Message = Message {
+    name: "k8s.io.api.admissionregistration.v1.TypeChecking",
+    special: Special::None,
+    fields: &[f(
+        1,
+        "expressionWarnings",
+        Card::Repeated,
+        Ty::Msg(&ADMISSIONREGISTRATION_V1_EXPRESSION_WARNING),
+    )],
+};
+
+/// `k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicy`.
+pub(crate) static ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY: Message = Message {
+    name: "k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicy",
+    special: Special::None,
+    fields: &[
+        f(1, "metadata", Card::Single, Ty::Msg(&META_V1_OBJECT_META)),
+        f(
+            2,
+            "spec",
+            Card::Single,
+            Ty::Msg(&ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_SPEC),
+        ),
+        f(
+            3,
+            "status",
+            Card::Single,
+            Ty::Msg(&ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_STATUS),
+        ),
+    ],
+};
+
+/// `k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding`.
+pub(crate) static ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_BINDING: Message = Message {
+    name: "k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding",
+    special: Special::None,
+    fields: &[
+        f(1, "metadata", Card::Single, Ty::Msg(&META_V1_OBJECT_META)),
+        f(
+            2,
+            "spec",
+            Card::Single,
+            Ty::Msg(&ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_BINDING_SPEC),
+        ),
+    ],
+};
+
+/// `k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingSpec`.
+pub(crate) static ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_BINDING_SPEC: Message =
+    Message {
+        name: "k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingSpec",
+        special: Special::None,
+        fields: &[
+            f(1, "policyName", Card::Single, Ty::Str),
+            f(
+                2,
+                "paramRef",
+                Card::Single,
+                Ty::Msg(&ADMISSIONREGISTRATION_V1_PARAM_REF),
+            ),
+            f(
+                3,
+                "matchResources",
+                Card::Single,
+                Ty::Msg(&ADMISSIONREGISTRATION_V1_MATCH_RESOURCES),
+            ),
+            f(4, "validationActions", Card::Repeated, Ty::Str),
+        ],
+    };
+
+/// `k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicySpec`.
+pub(crate) static ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_SPEC: Message = Message {
+    name: "k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicySpec",
+    special: Special::None,
+    fields: &[
+        f(
+            1,
+            "paramKind",
+            Card::Single,
+            Ty::Msg(&ADMISSIONREGISTRATION_V1_PARAM_KIND),
+        ),
+        f(
+            2,
+            "matchConstraints",
+            Card::Single,
+            Ty::Msg(&ADMISSIONREGISTRATION_V1_MATCH_RESOURCES),
+        ),
+        f(
+            3,
+            "validations",
+            Card::Repeated,
+            Ty::Msg(&ADMISSIONREGISTRATION_V1_VALIDATION),
+        ),
+        f(4, "failurePolicy", Card::Single, Ty::Str),
+        f(
+            5,
+            "auditAnnotations",
+            Card::Repeated,
+            Ty::Msg(&ADMISSIONREGISTRATION_V1_AUDIT_ANNOTATION),
+        ),
+        f(
+            6,
+            "matchConditions",
+            Card::Repeated,
+            Ty::Msg(&ADMISSIONREGISTRATION_V1_MATCH_CONDITION),
+        ),
+        f(
+            7,
+            "variables",
+            Card::Repeated,
+            Ty::Msg(&ADMISSIONREGISTRATION_V1_VARIABLE),
+        ),
+    ],
+};
+
+/// `k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyStatus`.
+pub(crate) static ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_STATUS: Message = Message {
+    name: "k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyStatus",
+    special: Special::None,
+    fields: &[
+        f(1, "observedGeneration", Card::Single, Ty::Int64),
+        f(
+            2,
+            "typeChecking",
+            Card::Single,
+            Ty::Msg(&ADMISSIONREGISTRATION_V1_TYPE_CHECKING),
+        ),
+        f(3, "conditions", Card::Repeated, Ty::Msg(&META_V1_CONDITION)),
+    ],
+};
+
+/// `k8s.io.api.admissionregistration.v1.ValidatingWebhook`.
+pub(crate) static ADMISSIONREGISTRATION_V1_VALIDATING_WEBHOOK: Message = Message {
+    name: "k8s.io.api.admissionregistration.v1.ValidatingWebhook",
+    special: Special::None,
+    fields: &[
+        f(1, "name", Card::Single, Ty::Str),
+        f(
+            2,
+            "clientConfig",
+            Card::Single,
+            Ty::Msg(&ADMISSIONREGISTRATION_V1_WEBHOOK_CLIENT_CONFIG),
+        ),
+        f(
+            3,
+            "rules",
+            Card::Repeated,
+            Ty::Msg(&ADMISSIONREGISTRATION_V1_RULE_WITH_OPERATIONS),
+        ),
+        f(4, "failurePolicy", Card::Single, Ty::Str),
+        f(
+            5,
+            "namespaceSelector",
+            Card::Single,
+            Ty::Msg(&META_V1_LABEL_SELECTOR),
+        ),
+        f(6, "sideEffects", Card::Single, Ty::Str),
+        f(7, "timeoutSeconds", Card::Single, Ty::Int32),
+        f(8, "admissionReviewVersions", Card::Repeated, Ty::Str),
+        f(9, "matchPolicy", Card::Single, Ty::Str),
+        f(
+            10,
+            "objectSelector",
+            Card::Single,
+            Ty::Msg(&META_V1_LABEL_SELECTOR),
+        ),
+        f(
+            11,
+            "matchConditions",
+            Card::Repeated,
+            Ty::Msg(&ADMISSIONREGISTRATION_V1_MATCH_CONDITION),
+        ),
+    ],
+};
+
+/// `k8s.io.api.admissionregistration.v1.ValidatingWebhookConfiguration`.
+pub(crate) static ADMISSIONREGISTRATION_V1_VALIDATING_WEBHOOK_CONFIGURATION: Message = Message {
+    name: "k8s.io.api.admissionregistration.v1.ValidatingWebhookConfiguration",
+    special: Special::None,
+    fields: &[
+        f(1, "metadata", Card::Single, Ty::Msg(&META_V1_OBJECT_META)),
+        f(
+            2,
+            "webhooks",
+            Card::Repeated,
+            Ty::Msg(&ADMISSIONREGISTRATION_V1_VALIDATING_WEBHOOK),
+        ),
+    ],
+};
+
+/// `k8s.io.api.admissionregistration.v1.Validation`.
+pub(crate) static ADMISSIONREGISTRATION_V1_VALIDATION: Message = Message {
+    name: "k8s.io.api.admissionregistration.v1.Validation",
+    special: Special::None,
+    fields: &[
+        f(1, "expression", Card::Single, Ty::Str),
+        f(2, "message", Card::Single, Ty::Str),
+        f(3, "reason", Card::Single, Ty::Str),
+        f(4, "messageExpression", Card::Single, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.admissionregistration.v1.Variable`.
+pub(crate) static ADMISSIONREGISTRATION_V1_VARIABLE: Message = Message {
+    name: "k8s.io.api.admissionregistration.v1.Variable",
+    special: Special::None,
+    fields: &[
+        f(1, "name", Card::Single, Ty::Str),
+        f(2, "expression", Card::Single, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.admissionregistration.v1.WebhookClientConfig`.
+pub(crate) static ADMISSIONREGISTRATION_V1_WEBHOOK_CLIENT_CONFIG: Message = Message {
+    name: "k8s.io.api.admissionregistration.v1.WebhookClientConfig",
+    special: Special::None,
+    fields: &[
+        f(
+            1,
+            "service",
+            Card::Single,
+            Ty::Msg(&ADMISSIONREGISTRATION_V1_SERVICE_REFERENCE),
+        ),
+        f(2, "caBundle", Card::Single, Ty::Bytes),
+        f(3, "url", Card::Single, Ty::Str),
+    ],
+};
+
 /// `k8s.io.api.apps.v1.ControllerRevision`.
 pub(crate) static APPS_V1_CONTROLLER_REVISION: Message = Message {
     name: "k8s.io.api.apps.v1.ControllerRevision",
@@ -947,6 +1375,466 @@ pub(crate) static AUTOSCALING_V1_SCALE_STATUS: Message = Message {
     ],
 };
 
+/// `k8s.io.api.autoscaling.v2.ContainerResourceMetricSource`.
+pub(crate) static AUTOSCALING_V2_CONTAINER_RESOURCE_METRIC_SOURCE: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.ContainerResourceMetricSource",
+    special: Special::None,
+    fields: &[
+        f(1, "name", Card::Single, Ty::Str),
+        f(
+            2,
+            "target",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_METRIC_TARGET),
+        ),
+        f(3, "container", Card::Single, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.autoscaling.v2.ContainerResourceMetricStatus`.
+pub(crate) static AUTOSCALING_V2_CONTAINER_RESOURCE_METRIC_STATUS: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.ContainerResourceMetricStatus",
+    special: Special::None,
+    fields: &[
+        f(1, "name", Card::Single, Ty::Str),
+        f(
+            2,
+            "current",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_METRIC_VALUE_STATUS),
+        ),
+        f(3, "container", Card::Single, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.autoscaling.v2.CrossVersionObjectReference`.
+pub(crate) static AUTOSCALING_V2_CROSS_VERSION_OBJECT_REFERENCE: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.CrossVersionObjectReference",
+    special: Special::None,
+    fields: &[
+        f(1, "kind", Card::Single, Ty::Str),
+        f(2, "name", Card::Single, Ty::Str),
+        f(3, "apiVersion", Card::Single, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.autoscaling.v2.ExternalMetricSource`.
+pub(crate) static AUTOSCALING_V2_EXTERNAL_METRIC_SOURCE: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.ExternalMetricSource",
+    special: Special::None,
+    fields: &[
+        f(
+            1,
+            "metric",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_METRIC_IDENTIFIER),
+        ),
+        f(
+            2,
+            "target",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_METRIC_TARGET),
+        ),
+    ],
+};
+
+/// `k8s.io.api.autoscaling.v2.ExternalMetricStatus`.
+pub(crate) static AUTOSCALING_V2_EXTERNAL_METRIC_STATUS: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.ExternalMetricStatus",
+    special: Special::None,
+    fields: &[
+        f(
+            1,
+            "metric",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_METRIC_IDENTIFIER),
+        ),
+        f(
+            2,
+            "current",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_METRIC_VALUE_STATUS),
+        ),
+    ],
+};
+
+/// `k8s.io.api.autoscaling.v2.HorizontalPodAutoscaler`.
+pub(crate) static AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.HorizontalPodAutoscaler",
+    special: Special::None,
+    fields: &[
+        f(1, "metadata", Card::Single, Ty::Msg(&META_V1_OBJECT_META)),
+        f(
+            2,
+            "spec",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_SPEC),
+        ),
+        f(
+            3,
+            "status",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_STATUS),
+        ),
+    ],
+};
+
+/// `k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerBehavior`.
+pub(crate) static AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_BEHAVIOR: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerBehavior",
+    special: Special::None,
+    fields: &[
+        f(
+            1,
+            "scaleUp",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_HPA_SCALING_RULES),
+        ),
+        f(
+            2,
+            "scaleDown",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_HPA_SCALING_RULES),
+        ),
+    ],
+};
+
+/// `k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerCondition`.
+pub(crate) static AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_CONDITION: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerCondition",
+    special: Special::None,
+    fields: &[
+        f(1, "type", Card::Single, Ty::Str),
+        f(2, "status", Card::Single, Ty::Str),
+        f(
+            3,
+            "lastTransitionTime",
+            Card::Single,
+            Ty::Msg(&META_V1_TIME),
+        ),
+        f(4, "reason", Card::Single, Ty::Str),
+        f(5, "message", Card::Single, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerSpec`.
+pub(crate) static AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_SPEC: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerSpec",
+    special: Special::None,
+    fields: &[
+        f(
+            1,
+            "scaleTargetRef",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_CROSS_VERSION_OBJECT_REFERENCE),
+        ),
+        f(2, "minReplicas", Card::Single, Ty::Int32),
+        f(3, "maxReplicas", Card::Single, Ty::Int32),
+        f(
+            4,
+            "metrics",
+            Card::Repeated,
+            Ty::Msg(&AUTOSCALING_V2_METRIC_SPEC),
+        ),
+        f(
+            5,
+            "behavior",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_BEHAVIOR),
+        ),
+    ],
+};
+
+/// `k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerStatus`.
+pub(crate) static AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_STATUS: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerStatus",
+    special: Special::None,
+    fields: &[
+        f(1, "observedGeneration", Card::Single, Ty::Int64),
+        f(2, "lastScaleTime", Card::Single, Ty::Msg(&META_V1_TIME)),
+        f(3, "currentReplicas", Card::Single, Ty::Int32),
+        f(4, "desiredReplicas", Card::Single, Ty::Int32),
+        f(
+            5,
+            "currentMetrics",
+            Card::Repeated,
+            Ty::Msg(&AUTOSCALING_V2_METRIC_STATUS),
+        ),
+        f(
+            6,
+            "conditions",
+            Card::Repeated,
+            Ty::Msg(&AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER_CONDITION),
+        ),
+    ],
+};
+
+/// `k8s.io.api.autoscaling.v2.HPAScalingPolicy`.
+pub(crate) static AUTOSCALING_V2_HPA_SCALING_POLICY: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.HPAScalingPolicy",
+    special: Special::None,
+    fields: &[
+        f(1, "type", Card::Single, Ty::Str),
+        f(2, "value", Card::Single, Ty::Int32),
+        f(3, "periodSeconds", Card::Single, Ty::Int32),
+    ],
+};
+
+/// `k8s.io.api.autoscaling.v2.HPAScalingRules`.
+pub(crate) static AUTOSCALING_V2_HPA_SCALING_RULES: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.HPAScalingRules",
+    special: Special::None,
+    fields: &[
+        f(1, "selectPolicy", Card::Single, Ty::Str),
+        f(
+            2,
+            "policies",
+            Card::Repeated,
+            Ty::Msg(&AUTOSCALING_V2_HPA_SCALING_POLICY),
+        ),
+        f(3, "stabilizationWindowSeconds", Card::Single, Ty::Int32),
+        f(4, "tolerance", Card::Single, Ty::Msg(&RESOURCE_QUANTITY)),
+    ],
+};
+
+/// `k8s.io.api.autoscaling.v2.MetricIdentifier`.
+pub(crate) static AUTOSCALING_V2_METRIC_IDENTIFIER: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.MetricIdentifier",
+    special: Special::None,
+    fields: &[
+        f(1, "name", Card::Single, Ty::Str),
+        f(
+            2,
+            "selector",
+            Card::Single,
+            Ty::Msg(&META_V1_LABEL_SELECTOR),
+        ),
+    ],
+};
+
+/// `k8s.io.api.autoscaling.v2.MetricSpec`.
+pub(crate) static AUTOSCALING_V2_METRIC_SPEC: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.MetricSpec",
+    special: Special::None,
+    fields: &[
+        f(1, "type", Card::Single, Ty::Str),
+        f(
+            2,
+            "object",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_OBJECT_METRIC_SOURCE),
+        ),
+        f(
+            3,
+            "pods",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_PODS_METRIC_SOURCE),
+        ),
+        f(
+            4,
+            "resource",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_RESOURCE_METRIC_SOURCE),
+        ),
+        f(
+            5,
+            "external",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_EXTERNAL_METRIC_SOURCE),
+        ),
+        f(
+            7,
+            "containerResource",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_CONTAINER_RESOURCE_METRIC_SOURCE),
+        ),
+    ],
+};
+
+/// `k8s.io.api.autoscaling.v2.MetricStatus`.
+pub(crate) static AUTOSCALING_V2_METRIC_STATUS: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.MetricStatus",
+    special: Special::None,
+    fields: &[
+        f(1, "type", Card::Single, Ty::Str),
+        f(
+            2,
+            "object",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_OBJECT_METRIC_STATUS),
+        ),
+        f(
+            3,
+            "pods",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_PODS_METRIC_STATUS),
+        ),
+        f(
+            4,
+            "resource",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_RESOURCE_METRIC_STATUS),
+        ),
+        f(
+            5,
+            "external",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_EXTERNAL_METRIC_STATUS),
+        ),
+        f(
+            7,
+            "containerResource",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_CONTAINER_RESOURCE_METRIC_STATUS),
+        ),
+    ],
+};
+
+/// `k8s.io.api.autoscaling.v2.MetricTarget`.
+pub(crate) static AUTOSCALING_V2_METRIC_TARGET: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.MetricTarget",
+    special: Special::None,
+    fields: &[
+        f(1, "type", Card::Single, Ty::Str),
+        f(2, "value", Card::Single, Ty::Msg(&RESOURCE_QUANTITY)),
+        f(3, "averageValue", Card::Single, Ty::Msg(&RESOURCE_QUANTITY)),
+        f(4, "averageUtilization", Card::Single, Ty::Int32),
+    ],
+};
+
+/// `k8s.io.api.autoscaling.v2.MetricValueStatus`.
+pub(crate) static AUTOSCALING_V2_METRIC_VALUE_STATUS: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.MetricValueStatus",
+    special: Special::None,
+    fields: &[
+        f(1, "value", Card::Single, Ty::Msg(&RESOURCE_QUANTITY)),
+        f(2, "averageValue", Card::Single, Ty::Msg(&RESOURCE_QUANTITY)),
+        f(3, "averageUtilization", Card::Single, Ty::Int32),
+    ],
+};
+
+/// `k8s.io.api.autoscaling.v2.ObjectMetricSource`.
+pub(crate) static AUTOSCALING_V2_OBJECT_METRIC_SOURCE: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.ObjectMetricSource",
+    special: Special::None,
+    fields: &[
+        f(
+            1,
+            "describedObject",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_CROSS_VERSION_OBJECT_REFERENCE),
+        ),
+        f(
+            2,
+            "target",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_METRIC_TARGET),
+        ),
+        f(
+            3,
+            "metric",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_METRIC_IDENTIFIER),
+        ),
+    ],
+};
+
+/// `k8s.io.api.autoscaling.v2.ObjectMetricStatus`.
+pub(crate) static AUTOSCALING_V2_OBJECT_METRIC_STATUS: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.ObjectMetricStatus",
+    special: Special::None,
+    fields: &[
+        f(
+            1,
+            "metric",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_METRIC_IDENTIFIER),
+        ),
+        f(
+            2,
+            "current",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_METRIC_VALUE_STATUS),
+        ),
+        f(
+            3,
+            "describedObject",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_CROSS_VERSION_OBJECT_REFERENCE),
+        ),
+    ],
+};
+
+/// `k8s.io.api.autoscaling.v2.PodsMetricSource`.
+pub(crate) static AUTOSCALING_V2_PODS_METRIC_SOURCE: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.PodsMetricSource",
+    special: Special::None,
+    fields: &[
+        f(
+            1,
+            "metric",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_METRIC_IDENTIFIER),
+        ),
+        f(
+            2,
+            "target",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_METRIC_TARGET),
+        ),
+    ],
+};
+
+/// `k8s.io.api.autoscaling.v2.PodsMetricStatus`.
+pub(crate) static AUTOSCALING_V2_PODS_METRIC_STATUS: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.PodsMetricStatus",
+    special: Special::None,
+    fields: &[
+        f(
+            1,
+            "metric",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_METRIC_IDENTIFIER),
+        ),
+        f(
+            2,
+            "current",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_METRIC_VALUE_STATUS),
+        ),
+    ],
+};
+
+/// `k8s.io.api.autoscaling.v2.ResourceMetricSource`.
+pub(crate) static AUTOSCALING_V2_RESOURCE_METRIC_SOURCE: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.ResourceMetricSource",
+    special: Special::None,
+    fields: &[
+        f(1, "name", Card::Single, Ty::Str),
+        f(
+            2,
+            "target",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_METRIC_TARGET),
+        ),
+    ],
+};
+
+/// `k8s.io.api.autoscaling.v2.ResourceMetricStatus`.
+pub(crate) static AUTOSCALING_V2_RESOURCE_METRIC_STATUS: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.ResourceMetricStatus",
+    special: Special::None,
+    fields: &[
+        f(1, "name", Card::Single, Ty::Str),
+        f(
+            2,
+            "current",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V2_METRIC_VALUE_STATUS),
+        ),
+    ],
+};
+
 /// `k8s.io.api.batch.v1.CronJob`.
 pub(crate) static BATCH_V1_CRON_JOB: Message = Message {
     name: "k8s.io.api.batch.v1.CronJob",
@@ -1204,6 +2092,84 @@ pub(crate) static BATCH_V1_UNCOUNTED_TERMINATED_PODS: Message = Message {
     ],
 };
 
+/// `k8s.io.api.certificates.v1.CertificateSigningRequest`.
+pub(crate) static CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST: Message = Message {
+    name: "k8s.io.api.certificates.v1.CertificateSigningRequest",
+    special: Special::None,
+    fields: &[
+        f(1, "metadata", Card::Single, Ty::Msg(&META_V1_OBJECT_META)),
+        f(
+            2,
+            "spec",
+            Card::Single,
+            Ty::Msg(&CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_SPEC),
+        ),
+        f(
+            3,
+            "status",
+            Card::Single,
+            Ty::Msg(&CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_STATUS),
+        ),
+    ],
+};
+
+/// `k8s.io.api.certificates.v1.CertificateSigningRequestCondition`.
+pub(crate) static CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_CONDITION: Message = Message {
+    name: "k8s.io.api.certificates.v1.CertificateSigningRequestCondition",
+    special: Special::None,
+    fields: &[
+        f(1, "type", Card::Single, Ty::Str),
+        f(2, "reason", Card::Single, Ty::Str),
+        f(3, "message", Card::Single, Ty::Str),
+        f(4, "lastUpdateTime", Card::Single, Ty::Msg(&META_V1_TIME)),
+        f(
+            5,
+            "lastTransitionTime",
+            Card::Single,
+            Ty::Msg(&META_V1_TIME),
+        ),
+        f(6, "status", Card::Single, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.certificates.v1.CertificateSigningRequestSpec`.
+pub(crate) static CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_SPEC: Message = Message {
+    name: "k8s.io.api.certificates.v1.CertificateSigningRequestSpec",
+    special: Special::None,
+    fields: &[
+        f(1, "request", Card::Single, Ty::Bytes),
+        f(2, "username", Card::Single, Ty::Str),
+        f(3, "uid", Card::Single, Ty::Str),
+        f(4, "groups", Card::Repeated, Ty::Str),
+        f(5, "usages", Card::Repeated, Ty::Str),
+        f(6, "extra", Card::Map, Ty::Msg(&CERTIFICATES_V1_EXTRA_VALUE)),
+        f(7, "signerName", Card::Single, Ty::Str),
+        f(8, "expirationSeconds", Card::Single, Ty::Int32),
+    ],
+};
+
+/// `k8s.io.api.certificates.v1.CertificateSigningRequestStatus`.
+pub(crate) static CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_STATUS: Message = Message {
+    name: "k8s.io.api.certificates.v1.CertificateSigningRequestStatus",
+    special: Special::None,
+    fields: &[
+        f(
+            1,
+            "conditions",
+            Card::Repeated,
+            Ty::Msg(&CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST_CONDITION),
+        ),
+        f(2, "certificate", Card::Single, Ty::Bytes),
+    ],
+};
+
+/// `k8s.io.api.certificates.v1.ExtraValue`.
+pub(crate) static CERTIFICATES_V1_EXTRA_VALUE: Message = Message {
+    name: "k8s.io.api.certificates.v1.ExtraValue",
+    special: Special::StringList,
+    fields: &[f(1, "items", Card::Repeated, Ty::Str)],
+};
+
 /// `k8s.io.api.coordination.v1.Lease`.
 pub(crate) static COORDINATION_V1_LEASE: Message = Message {
     name: "k8s.io.api.coordination.v1.Lease",
@@ -1270,6 +2236,16 @@ pub(crate) static CORE_V1_APP_ARMOR_PROFILE: Message = Message {
     ],
 };
 
+/// `k8s.io.api.core.v1.AttachedVolume`.
+pub(crate) static CORE_V1_ATTACHED_VOLUME: Message = Message {
+    name: "k8s.io.api.core.v1.AttachedVolume",
+    special: Special::None,
+    fields: &[
+        f(1, "name", Card::Single, Ty::Str),
+        f(2, "devicePath", Card::Single, Ty::Str),
+    ],
+};
+
 /// `k8s.io.api.core.v1.AWSElasticBlockStoreVolumeSource`.
 pub(crate) static CORE_V1_AWS_ELASTIC_BLOCK_STORE_VOLUME_SOURCE: Message = Message {
     name: "k8s.io.api.core.v1.AWSElasticBlockStoreVolumeSource",
@@ -1296,6 +2272,18 @@ pub(crate) static CORE_V1_AZURE_DISK_VOLUME_SOURCE: Message = Message {
     ],
 };
 
+/// `k8s.io.api.core.v1.AzureFilePersistentVolumeSource`.
+pub(crate) static CORE_V1_AZURE_FILE_PERSISTENT_VOLUME_SOURCE: Message = Message {
+    name: "k8s.io.api.core.v1.AzureFilePersistentVolumeSource",
+    special: Special::None,
+    fields: &[
+        f(1, "secretName", Card::Single, Ty::Str),
+        f(2, "shareName", Card::Single, Ty::Str),
+        f(3, "readOnly", Card::Single, Ty::Bool),
+        f(4, "secretNamespace", Card::Single, Ty::Str),
+    ],
+};
+
 /// `k8s.io.api.core.v1.AzureFileVolumeSource`.
 pub(crate) static CORE_V1_AZURE_FILE_VOLUME_SOURCE: Message = Message {
     name: "k8s.io.api.core.v1.AzureFileVolumeSource",
@@ -1318,6 +2306,49 @@ pub(crate) static CORE_V1_BINDING: Message = Message {
             "target",
             Card::Single,
             Ty::Msg(&CORE_V1_OBJECT_REFERENCE),
+        ),
+    ],
+};
+
+/// `k8s.io.api.core.v1.CSIPersistentVolumeSource`.
+pub(crate) static CORE_V1_CSIPERSISTENT_VOLUME_SOURCE: Message = Message {
+    name: "k8s.io.api.core.v1.CSIPersistentVolumeSource",
+    special: Special::None,
+    fields: &[
+        f(1, "driver", Card::Single, Ty::Str),
+        f(2, "volumeHandle", Card::Single, Ty::Str),
+        f(3, "readOnly", Card::Single, Ty::Bool),
+        f(4, "fsType", Card::Single, Ty::Str),
+        f(5, "volumeAttributes", Card::Map, Ty::Str),
+        f(
+            6,
+            "controllerPublishSecretRef",
+            Card::Single,
+            Ty::Msg(&CORE_V1_SECRET_REFERENCE),
+        ),
+        f(
+            7,
+            "nodeStageSecretRef",
+            Card::Single,
+            Ty::Msg(&CORE_V1_SECRET_REFERENCE),
+        ),
+        f(
+            8,
+            "nodePublishSecretRef",
+            Card::Single,
+            Ty::Msg(&CORE_V1_SECRET_REFERENCE),
+        ),
+        f(
+            9,
+            "controllerExpandSecretRef",
+            Card::Single,
+            Ty::Msg(&CORE_V1_SECRET_REFERENCE),
+        ),
+        f(
+            10,
+            "nodeExpandSecretRef",
+            Card::Single,
+            Ty::Msg(&CORE_V1_SECRET_REFERENCE),
         ),
     ],
 };
@@ -1350,6 +2381,25 @@ pub(crate) static CORE_V1_CAPABILITIES: Message = Message {
     ],
 };
 
+/// `k8s.io.api.core.v1.CephFSPersistentVolumeSource`.
+pub(crate) static CORE_V1_CEPH_FS_PERSISTENT_VOLUME_SOURCE: Message = Message {
+    name: "k8s.io.api.core.v1.CephFSPersistentVolumeSource",
+    special: Special::None,
+    fields: &[
+        f(1, "monitors", Card::Repeated, Ty::Str),
+        f(2, "path", Card::Single, Ty::Str),
+        f(3, "user", Card::Single, Ty::Str),
+        f(4, "secretFile", Card::Single, Ty::Str),
+        f(
+            5,
+            "secretRef",
+            Card::Single,
+            Ty::Msg(&CORE_V1_SECRET_REFERENCE),
+        ),
+        f(6, "readOnly", Card::Single, Ty::Bool),
+    ],
+};
+
 /// `k8s.io.api.core.v1.CephFSVolumeSource`.
 pub(crate) static CORE_V1_CEPH_FS_VOLUME_SOURCE: Message = Message {
     name: "k8s.io.api.core.v1.CephFSVolumeSource",
@@ -1366,6 +2416,23 @@ pub(crate) static CORE_V1_CEPH_FS_VOLUME_SOURCE: Message = Message {
             Ty::Msg(&CORE_V1_LOCAL_OBJECT_REFERENCE),
         ),
         f(6, "readOnly", Card::Single, Ty::Bool),
+    ],
+};
+
+/// `k8s.io.api.core.v1.CinderPersistentVolumeSource`.
+pub(crate) static CORE_V1_CINDER_PERSISTENT_VOLUME_SOURCE: Message = Message {
+    name: "k8s.io.api.core.v1.CinderPersistentVolumeSource",
+    special: Special::None,
+    fields: &[
+        f(1, "volumeID", Card::Single, Ty::Str),
+        f(2, "fsType", Card::Single, Ty::Str),
+        f(3, "readOnly", Card::Single, Ty::Bool),
+        f(
+            4,
+            "secretRef",
+            Card::Single,
+            Ty::Msg(&CORE_V1_SECRET_REFERENCE),
+        ),
     ],
 };
 
@@ -1451,6 +2518,19 @@ pub(crate) static CORE_V1_CONFIG_MAP_KEY_SELECTOR: Message = Message {
         ),
         f(2, "key", Card::Single, Ty::Str),
         f(3, "optional", Card::Single, Ty::Bool),
+    ],
+};
+
+/// `k8s.io.api.core.v1.ConfigMapNodeConfigSource`.
+pub(crate) static CORE_V1_CONFIG_MAP_NODE_CONFIG_SOURCE: Message = Message {
+    name: "k8s.io.api.core.v1.ConfigMapNodeConfigSource",
+    special: Special::None,
+    fields: &[
+        f(1, "namespace", Card::Single, Ty::Str),
+        f(2, "name", Card::Single, Ty::Str),
+        f(3, "uid", Card::Single, Ty::Str),
+        f(4, "resourceVersion", Card::Single, Ty::Str),
+        f(5, "kubeletConfigKey", Card::Single, Ty::Str),
     ],
 };
 
@@ -1563,6 +2643,16 @@ pub(crate) static CORE_V1_CONTAINER_EXTENDED_RESOURCE_REQUEST: Message = Message
         f(1, "containerName", Card::Single, Ty::Str),
         f(2, "resourceName", Card::Single, Ty::Str),
         f(3, "requestName", Card::Single, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.core.v1.ContainerImage`.
+pub(crate) static CORE_V1_CONTAINER_IMAGE: Message = Message {
+    name: "k8s.io.api.core.v1.ContainerImage",
+    special: Special::None,
+    fields: &[
+        f(1, "names", Card::Repeated, Ty::Str),
+        f(2, "sizeBytes", Card::Single, Ty::Int64),
     ],
 };
 
@@ -1730,6 +2820,13 @@ pub(crate) static CORE_V1_CONTAINER_USER: Message = Message {
         Card::Single,
         Ty::Msg(&CORE_V1_LINUX_CONTAINER_USER),
     )],
+};
+
+/// `k8s.io.api.core.v1.DaemonEndpoint`.
+pub(crate) static CORE_V1_DAEMON_ENDPOINT: Message = Message {
+    name: "k8s.io.api.core.v1.DaemonEndpoint",
+    special: Special::None,
+    fields: &[f(1, "Port", Card::Single, Ty::Int32)],
 };
 
 /// `k8s.io.api.core.v1.DownwardAPIProjection`.
@@ -2116,6 +3213,24 @@ pub(crate) static CORE_V1_FILE_KEY_SELECTOR: Message = Message {
     ],
 };
 
+/// `k8s.io.api.core.v1.FlexPersistentVolumeSource`.
+pub(crate) static CORE_V1_FLEX_PERSISTENT_VOLUME_SOURCE: Message = Message {
+    name: "k8s.io.api.core.v1.FlexPersistentVolumeSource",
+    special: Special::None,
+    fields: &[
+        f(1, "driver", Card::Single, Ty::Str),
+        f(2, "fsType", Card::Single, Ty::Str),
+        f(
+            3,
+            "secretRef",
+            Card::Single,
+            Ty::Msg(&CORE_V1_SECRET_REFERENCE),
+        ),
+        f(4, "readOnly", Card::Single, Ty::Bool),
+        f(5, "options", Card::Map, Ty::Str),
+    ],
+};
+
 /// `k8s.io.api.core.v1.FlexVolumeSource`.
 pub(crate) static CORE_V1_FLEX_VOLUME_SOURCE: Message = Message {
     name: "k8s.io.api.core.v1.FlexVolumeSource",
@@ -2164,6 +3279,18 @@ pub(crate) static CORE_V1_GIT_REPO_VOLUME_SOURCE: Message = Message {
         f(1, "repository", Card::Single, Ty::Str),
         f(2, "revision", Card::Single, Ty::Str),
         f(3, "directory", Card::Single, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.core.v1.GlusterfsPersistentVolumeSource`.
+pub(crate) static CORE_V1_GLUSTERFS_PERSISTENT_VOLUME_SOURCE: Message = Message {
+    name: "k8s.io.api.core.v1.GlusterfsPersistentVolumeSource",
+    special: Special::None,
+    fields: &[
+        f(1, "endpoints", Card::Single, Ty::Str),
+        f(2, "path", Card::Single, Ty::Str),
+        f(3, "readOnly", Card::Single, Ty::Bool),
+        f(4, "endpointsNamespace", Card::Single, Ty::Str),
     ],
 };
 
@@ -2253,6 +3380,30 @@ pub(crate) static CORE_V1_IMAGE_VOLUME_SOURCE: Message = Message {
     ],
 };
 
+/// `k8s.io.api.core.v1.ISCSIPersistentVolumeSource`.
+pub(crate) static CORE_V1_ISCSI_PERSISTENT_VOLUME_SOURCE: Message = Message {
+    name: "k8s.io.api.core.v1.ISCSIPersistentVolumeSource",
+    special: Special::None,
+    fields: &[
+        f(1, "targetPortal", Card::Single, Ty::Str),
+        f(2, "iqn", Card::Single, Ty::Str),
+        f(3, "lun", Card::Single, Ty::Int32),
+        f(4, "iscsiInterface", Card::Single, Ty::Str),
+        f(5, "fsType", Card::Single, Ty::Str),
+        f(6, "readOnly", Card::Single, Ty::Bool),
+        f(7, "portals", Card::Repeated, Ty::Str),
+        f(8, "chapAuthDiscovery", Card::Single, Ty::Bool),
+        f(
+            10,
+            "secretRef",
+            Card::Single,
+            Ty::Msg(&CORE_V1_SECRET_REFERENCE),
+        ),
+        f(11, "chapAuthSession", Card::Single, Ty::Bool),
+        f(12, "initiatorName", Card::Single, Ty::Str),
+    ],
+};
+
 /// `k8s.io.api.core.v1.ISCSIVolumeSource`.
 pub(crate) static CORE_V1_ISCSI_VOLUME_SOURCE: Message = Message {
     name: "k8s.io.api.core.v1.ISCSIVolumeSource",
@@ -2331,6 +3482,47 @@ pub(crate) static CORE_V1_LIFECYCLE_HANDLER: Message = Message {
     ],
 };
 
+/// `k8s.io.api.core.v1.LimitRange`.
+pub(crate) static CORE_V1_LIMIT_RANGE: Message = Message {
+    name: "k8s.io.api.core.v1.LimitRange",
+    special: Special::None,
+    fields: &[
+        f(1, "metadata", Card::Single, Ty::Msg(&META_V1_OBJECT_META)),
+        f(2, "spec", Card::Single, Ty::Msg(&CORE_V1_LIMIT_RANGE_SPEC)),
+    ],
+};
+
+/// `k8s.io.api.core.v1.LimitRangeItem`.
+pub(crate) static CORE_V1_LIMIT_RANGE_ITEM: Message = Message {
+    name: "k8s.io.api.core.v1.LimitRangeItem",
+    special: Special::None,
+    fields: &[
+        f(1, "type", Card::Single, Ty::Str),
+        f(2, "max", Card::Map, Ty::Msg(&RESOURCE_QUANTITY)),
+        f(3, "min", Card::Map, Ty::Msg(&RESOURCE_QUANTITY)),
+        f(4, "default", Card::Map, Ty::Msg(&RESOURCE_QUANTITY)),
+        f(5, "defaultRequest", Card::Map, Ty::Msg(&RESOURCE_QUANTITY)),
+        f(
+            6,
+            "maxLimitRequestRatio",
+            Card::Map,
+            Ty::Msg(&RESOURCE_QUANTITY),
+        ),
+    ],
+};
+
+/// `k8s.io.api.core.v1.LimitRangeSpec`.
+pub(crate) static CORE_V1_LIMIT_RANGE_SPEC: Message = Message {
+    name: "k8s.io.api.core.v1.LimitRangeSpec",
+    special: Special::None,
+    fields: &[f(
+        1,
+        "limits",
+        Card::Repeated,
+        Ty::Msg(&CORE_V1_LIMIT_RANGE_ITEM),
+    )],
+};
+
 /// `k8s.io.api.core.v1.LinuxContainerUser`.
 pub(crate) static CORE_V1_LINUX_CONTAINER_USER: Message = Message {
     name: "k8s.io.api.core.v1.LinuxContainerUser",
@@ -2371,6 +3563,16 @@ pub(crate) static CORE_V1_LOCAL_OBJECT_REFERENCE: Message = Message {
     name: "k8s.io.api.core.v1.LocalObjectReference",
     special: Special::None,
     fields: &[f(1, "name", Card::Single, Ty::Str)],
+};
+
+/// `k8s.io.api.core.v1.LocalVolumeSource`.
+pub(crate) static CORE_V1_LOCAL_VOLUME_SOURCE: Message = Message {
+    name: "k8s.io.api.core.v1.LocalVolumeSource",
+    special: Special::None,
+    fields: &[
+        f(1, "path", Card::Single, Ty::Str),
+        f(2, "fsType", Card::Single, Ty::Str),
+    ],
 };
 
 /// `k8s.io.api.core.v1.ModifyVolumeStatus`.
@@ -2450,6 +3652,27 @@ pub(crate) static CORE_V1_NFS_VOLUME_SOURCE: Message = Message {
     ],
 };
 
+/// `k8s.io.api.core.v1.Node`.
+pub(crate) static CORE_V1_NODE: Message = Message {
+    name: "k8s.io.api.core.v1.Node",
+    special: Special::None,
+    fields: &[
+        f(1, "metadata", Card::Single, Ty::Msg(&META_V1_OBJECT_META)),
+        f(2, "spec", Card::Single, Ty::Msg(&CORE_V1_NODE_SPEC)),
+        f(3, "status", Card::Single, Ty::Msg(&CORE_V1_NODE_STATUS)),
+    ],
+};
+
+/// `k8s.io.api.core.v1.NodeAddress`.
+pub(crate) static CORE_V1_NODE_ADDRESS: Message = Message {
+    name: "k8s.io.api.core.v1.NodeAddress",
+    special: Special::None,
+    fields: &[
+        f(1, "type", Card::Single, Ty::Str),
+        f(2, "address", Card::Single, Ty::Str),
+    ],
+};
+
 /// `k8s.io.api.core.v1.NodeAffinity`.
 pub(crate) static CORE_V1_NODE_AFFINITY: Message = Message {
     name: "k8s.io.api.core.v1.NodeAffinity",
@@ -2467,6 +3690,108 @@ pub(crate) static CORE_V1_NODE_AFFINITY: Message = Message {
             Card::Repeated,
             Ty::Msg(&CORE_V1_PREFERRED_SCHEDULING_TERM),
         ),
+    ],
+};
+
+/// `k8s.io.api.core.v1.NodeCondition`.
+pub(crate) static CORE_V1_NODE_CONDITION: Message = Message {
+    name: "k8s.io.api.core.v1.NodeCondition",
+    special: Special::None,
+    fields: &[
+        f(1, "type", Card::Single, Ty::Str),
+        f(2, "status", Card::Single, Ty::Str),
+        f(3, "lastHeartbeatTime", Card::Single, Ty::Msg(&META_V1_TIME)),
+        f(
+            4,
+            "lastTransitionTime",
+            Card::Single,
+            Ty::Msg(&META_V1_TIME),
+        ),
+        f(5, "reason", Card::Single, Ty::Str),
+        f(6, "message", Card::Single, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.core.v1.NodeConfigSource`.
+pub(crate) static CORE_V1_NODE_CONFIG_SOURCE: Message = Message {
+    name: "k8s.io.api.core.v1.NodeConfigSource",
+    special: Special::None,
+    fields: &[f(
+        2,
+        "configMap",
+        Card::Single,
+        Ty::Msg(&CORE_V1_CONFIG_MAP_NODE_CONFIG_SOURCE),
+    )],
+};
+
+/// `k8s.io.api.core.v1.NodeConfigStatus`.
+pub(crate) static CORE_V1_NODE_CONFIG_STATUS: Message = Message {
+    name: "k8s.io.api.core.v1.NodeConfigStatus",
+    special: Special::None,
+    fields: &[
+        f(
+            1,
+            "assigned",
+            Card::Single,
+            Ty::Msg(&CORE_V1_NODE_CONFIG_SOURCE),
+        ),
+        f(
+            2,
+            "active",
+            Card::Single,
+            Ty::Msg(&CORE_V1_NODE_CONFIG_SOURCE),
+        ),
+        f(
+            3,
+            "lastKnownGood",
+            Card::Single,
+            Ty::Msg(&CORE_V1_NODE_CONFIG_SOURCE),
+        ),
+        f(4, "error", Card::Single, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.core.v1.NodeDaemonEndpoints`.
+pub(crate) static CORE_V1_NODE_DAEMON_ENDPOINTS: Message = Message {
+    name: "k8s.io.api.core.v1.NodeDaemonEndpoints",
+    special: Special::None,
+    fields: &[f(
+        1,
+        "kubeletEndpoint",
+        Card::Single,
+        Ty::Msg(&CORE_V1_DAEMON_ENDPOINT),
+    )],
+};
+
+/// `k8s.io.api.core.v1.NodeFeatures`.
+pub(crate) static CORE_V1_NODE_FEATURES: Message = Message {
+    name: "k8s.io.api.core.v1.NodeFeatures",
+    special: Special::None,
+    fields: &[f(1, "supplementalGroupsPolicy", Card::Single, Ty::Bool)],
+};
+
+/// `k8s.io.api.core.v1.NodeRuntimeHandler`.
+pub(crate) static CORE_V1_NODE_RUNTIME_HANDLER: Message = Message {
+    name: "k8s.io.api.core.v1.NodeRuntimeHandler",
+    special: Special::None,
+    fields: &[
+        f(1, "name", Card::Single, Ty::Str),
+        f(
+            2,
+            "features",
+            Card::Single,
+            Ty::Msg(&CORE_V1_NODE_RUNTIME_HANDLER_FEATURES),
+        ),
+    ],
+};
+
+/// `k8s.io.api.core.v1.NodeRuntimeHandlerFeatures`.
+pub(crate) static CORE_V1_NODE_RUNTIME_HANDLER_FEATURES: Message = Message {
+    name: "k8s.io.api.core.v1.NodeRuntimeHandlerFeatures",
+    special: Special::None,
+    fields: &[
+        f(1, "recursiveReadOnlyMounts", Card::Single, Ty::Bool),
+        f(2, "userNamespaces", Card::Single, Ty::Bool),
     ],
 };
 
@@ -2513,6 +3838,119 @@ pub(crate) static CORE_V1_NODE_SELECTOR_TERM: Message = Message {
     ],
 };
 
+/// `k8s.io.api.core.v1.NodeSpec`.
+pub(crate) static CORE_V1_NODE_SPEC: Message = Message {
+    name: "k8s.io.api.core.v1.NodeSpec",
+    special: Special::None,
+    fields: &[
+        f(1, "podCIDR", Card::Single, Ty::Str),
+        f(2, "externalID", Card::Single, Ty::Str),
+        f(3, "providerID", Card::Single, Ty::Str),
+        f(4, "unschedulable", Card::Single, Ty::Bool),
+        f(5, "taints", Card::Repeated, Ty::Msg(&CORE_V1_TAINT)),
+        f(
+            6,
+            "configSource",
+            Card::Single,
+            Ty::Msg(&CORE_V1_NODE_CONFIG_SOURCE),
+        ),
+        f(7, "podCIDRs", Card::Repeated, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.core.v1.NodeStatus`.
+pub(crate) static CORE_V1_NODE_STATUS: Message = Message {
+    name: "k8s.io.api.core.v1.NodeStatus",
+    special: Special::None,
+    fields: &[
+        f(1, "capacity", Card::Map, Ty::Msg(&RESOURCE_QUANTITY)),
+        f(2, "allocatable", Card::Map, Ty::Msg(&RESOURCE_QUANTITY)),
+        f(3, "phase", Card::Single, Ty::Str),
+        f(
+            4,
+            "conditions",
+            Card::Repeated,
+            Ty::Msg(&CORE_V1_NODE_CONDITION),
+        ),
+        f(
+            5,
+            "addresses",
+            Card::Repeated,
+            Ty::Msg(&CORE_V1_NODE_ADDRESS),
+        ),
+        f(
+            6,
+            "daemonEndpoints",
+            Card::Single,
+            Ty::Msg(&CORE_V1_NODE_DAEMON_ENDPOINTS),
+        ),
+        f(
+            7,
+            "nodeInfo",
+            Card::Single,
+            Ty::Msg(&CORE_V1_NODE_SYSTEM_INFO),
+        ),
+        f(
+            8,
+            "images",
+            Card::Repeated,
+            Ty::Msg(&CORE_V1_CONTAINER_IMAGE),
+        ),
+        f(9, "volumesInUse", Card::Repeated, Ty::Str),
+        f(
+            10,
+            "volumesAttached",
+            Card::Repeated,
+            Ty::Msg(&CORE_V1_ATTACHED_VOLUME),
+        ),
+        f(
+            11,
+            "config",
+            Card::Single,
+            Ty::Msg(&CORE_V1_NODE_CONFIG_STATUS),
+        ),
+        f(
+            12,
+            "runtimeHandlers",
+            Card::Repeated,
+            Ty::Msg(&CORE_V1_NODE_RUNTIME_HANDLER),
+        ),
+        f(
+            13,
+            "features",
+            Card::Single,
+            Ty::Msg(&CORE_V1_NODE_FEATURES),
+        ),
+        f(14, "declaredFeatures", Card::Repeated, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.core.v1.NodeSwapStatus`.
+pub(crate) static CORE_V1_NODE_SWAP_STATUS: Message = Message {
+    name: "k8s.io.api.core.v1.NodeSwapStatus",
+    special: Special::None,
+    fields: &[f(1, "capacity", Card::Single, Ty::Int64)],
+};
+
+/// `k8s.io.api.core.v1.NodeSystemInfo`.
+pub(crate) static CORE_V1_NODE_SYSTEM_INFO: Message = Message {
+    name: "k8s.io.api.core.v1.NodeSystemInfo",
+    special: Special::None,
+    fields: &[
+        f(1, "machineID", Card::Single, Ty::Str),
+        f(2, "systemUUID", Card::Single, Ty::Str),
+        f(3, "bootID", Card::Single, Ty::Str),
+        f(4, "kernelVersion", Card::Single, Ty::Str),
+        f(5, "osImage", Card::Single, Ty::Str),
+        f(6, "containerRuntimeVersion", Card::Single, Ty::Str),
+        f(7, "kubeletVersion", Card::Single, Ty::Str),
+        f(8, "kubeProxyVersion", Card::Single, Ty::Str),
+        f(9, "operatingSystem", Card::Single, Ty::Str),
+        f(10, "architecture", Card::Single, Ty::Str),
+        f(11, "swap", Card::Single, Ty::Msg(&CORE_V1_NODE_SWAP_STATUS)),
+    ],
+};
+
 /// `k8s.io.api.core.v1.ObjectFieldSelector`.
 pub(crate) static CORE_V1_OBJECT_FIELD_SELECTOR: Message = Message {
     name: "k8s.io.api.core.v1.ObjectFieldSelector",
@@ -2535,6 +3973,27 @@ pub(crate) static CORE_V1_OBJECT_REFERENCE: Message = Message {
         f(5, "apiVersion", Card::Single, Ty::Str),
         f(6, "resourceVersion", Card::Single, Ty::Str),
         f(7, "fieldPath", Card::Single, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.core.v1.PersistentVolume`.
+pub(crate) static CORE_V1_PERSISTENT_VOLUME: Message = Message {
+    name: "k8s.io.api.core.v1.PersistentVolume",
+    special: Special::None,
+    fields: &[
+        f(1, "metadata", Card::Single, Ty::Msg(&META_V1_OBJECT_META)),
+        f(
+            2,
+            "spec",
+            Card::Single,
+            Ty::Msg(&CORE_V1_PERSISTENT_VOLUME_SPEC),
+        ),
+        f(
+            3,
+            "status",
+            Card::Single,
+            Ty::Msg(&CORE_V1_PERSISTENT_VOLUME_STATUS),
+        ),
     ],
 };
 
@@ -2668,6 +4127,186 @@ pub(crate) static CORE_V1_PERSISTENT_VOLUME_CLAIM_VOLUME_SOURCE: Message = Messa
     fields: &[
         f(1, "claimName", Card::Single, Ty::Str),
         f(2, "readOnly", Card::Single, Ty::Bool),
+    ],
+};
+
+/// `k8s.io.api.core.v1.PersistentVolumeSource`.
+pub(crate) static CORE_V1_PERSISTENT_VOLUME_SOURCE: Message = Message {
+    name: "k8s.io.api.core.v1.PersistentVolumeSource",
+    special: Special::None,
+    fields: &[
+        f(
+            1,
+            "gcePersistentDisk",
+            Card::Single,
+            Ty::Msg(&CORE_V1_GCE_PERSISTENT_DISK_VOLUME_SOURCE),
+        ),
+        f(
+            2,
+            "awsElasticBlockStore",
+            Card::Single,
+            Ty::Msg(&CORE_V1_AWS_ELASTIC_BLOCK_STORE_VOLUME_SOURCE),
+        ),
+        f(
+            3,
+            "hostPath",
+            Card::Single,
+            Ty::Msg(&CORE_V1_HOST_PATH_VOLUME_SOURCE),
+        ),
+        f(
+            4,
+            "glusterfs",
+            Card::Single,
+            Ty::Msg(&CORE_V1_GLUSTERFS_PERSISTENT_VOLUME_SOURCE),
+        ),
+        f(5, "nfs", Card::Single, Ty::Msg(&CORE_V1_NFS_VOLUME_SOURCE)),
+        f(
+            6,
+            "rbd",
+            Card::Single,
+            Ty::Msg(&CORE_V1_RBD_PERSISTENT_VOLUME_SOURCE),
+        ),
+        f(
+            7,
+            "iscsi",
+            Card::Single,
+            Ty::Msg(&CORE_V1_ISCSI_PERSISTENT_VOLUME_SOURCE),
+        ),
+        f(
+            8,
+            "cinder",
+            Card::Single,
+            Ty::Msg(&CORE_V1_CINDER_PERSISTENT_VOLUME_SOURCE),
+        ),
+        f(
+            9,
+            "cephfs",
+            Card::Single,
+            Ty::Msg(&CORE_V1_CEPH_FS_PERSISTENT_VOLUME_SOURCE),
+        ),
+        f(10, "fc", Card::Single, Ty::Msg(&CORE_V1_FC_VOLUME_SOURCE)),
+        f(
+            11,
+            "flocker",
+            Card::Single,
+            Ty::Msg(&CORE_V1_FLOCKER_VOLUME_SOURCE),
+        ),
+        f(
+            12,
+            "flexVolume",
+            Card::Single,
+            Ty::Msg(&CORE_V1_FLEX_PERSISTENT_VOLUME_SOURCE),
+        ),
+        f(
+            13,
+            "azureFile",
+            Card::Single,
+            Ty::Msg(&CORE_V1_AZURE_FILE_PERSISTENT_VOLUME_SOURCE),
+        ),
+        f(
+            14,
+            "vsphereVolume",
+            Card::Single,
+            Ty::Msg(&CORE_V1_VSPHERE_VIRTUAL_DISK_VOLUME_SOURCE),
+        ),
+        f(
+            15,
+            "quobyte",
+            Card::Single,
+            Ty::Msg(&CORE_V1_QUOBYTE_VOLUME_SOURCE),
+        ),
+        f(
+            16,
+            "azureDisk",
+            Card::Single,
+            Ty::Msg(&CORE_V1_AZURE_DISK_VOLUME_SOURCE),
+        ),
+        f(
+            17,
+            "photonPersistentDisk",
+            Card::Single,
+            Ty::Msg(&CORE_V1_PHOTON_PERSISTENT_DISK_VOLUME_SOURCE),
+        ),
+        f(
+            18,
+            "portworxVolume",
+            Card::Single,
+            Ty::Msg(&CORE_V1_PORTWORX_VOLUME_SOURCE),
+        ),
+        f(
+            19,
+            "scaleIO",
+            Card::Single,
+            Ty::Msg(&CORE_V1_SCALE_IO_PERSISTENT_VOLUME_SOURCE),
+        ),
+        f(
+            20,
+            "local",
+            Card::Single,
+            Ty::Msg(&CORE_V1_LOCAL_VOLUME_SOURCE),
+        ),
+        f(
+            21,
+            "storageos",
+            Card::Single,
+            Ty::Msg(&CORE_V1_STORAGE_OS_PERSISTENT_VOLUME_SOURCE),
+        ),
+        f(
+            22,
+            "csi",
+            Card::Single,
+            Ty::Msg(&CORE_V1_CSIPERSISTENT_VOLUME_SOURCE),
+        ),
+    ],
+};
+
+/// `k8s.io.api.core.v1.PersistentVolumeSpec`.
+pub(crate) static CORE_V1_PERSISTENT_VOLUME_SPEC: Message = Message {
+    name: "k8s.io.api.core.v1.PersistentVolumeSpec",
+    special: Special::None,
+    fields: &[
+        f(1, "capacity", Card::Map, Ty::Msg(&RESOURCE_QUANTITY)),
+        f(
+            2,
+            "",
+            Card::Inline,
+            Ty::Msg(&CORE_V1_PERSISTENT_VOLUME_SOURCE),
+        ),
+        f(3, "accessModes", Card::Repeated, Ty::Str),
+        f(
+            4,
+            "claimRef",
+            Card::Single,
+            Ty::Msg(&CORE_V1_OBJECT_REFERENCE),
+        ),
+        f(5, "persistentVolumeReclaimPolicy", Card::Single, Ty::Str),
+        f(6, "storageClassName", Card::Single, Ty::Str),
+        f(7, "mountOptions", Card::Repeated, Ty::Str),
+        f(8, "volumeMode", Card::Single, Ty::Str),
+        f(
+            9,
+            "nodeAffinity",
+            Card::Single,
+            Ty::Msg(&CORE_V1_VOLUME_NODE_AFFINITY),
+        ),
+        f(10, "volumeAttributesClassName", Card::Single, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.core.v1.PersistentVolumeStatus`.
+pub(crate) static CORE_V1_PERSISTENT_VOLUME_STATUS: Message = Message {
+    name: "k8s.io.api.core.v1.PersistentVolumeStatus",
+    special: Special::None,
+    fields: &[
+        f(1, "phase", Card::Single, Ty::Str),
+        f(2, "message", Card::Single, Ty::Str),
+        f(3, "reason", Card::Single, Ty::Str),
+        f(
+            4,
+            "lastPhaseTransitionTime",
+            Card::Single,
+            Ty::Msg(&META_V1_TIME),
+        ),
     ],
 };
 
@@ -3105,6 +4744,21 @@ pub(crate) static CORE_V1_POD_STATUS: Message = Message {
     ],
 };
 
+/// `k8s.io.api.core.v1.PodTemplate`.
+pub(crate) static CORE_V1_POD_TEMPLATE: Message = Message {
+    name: "k8s.io.api.core.v1.PodTemplate",
+    special: Special::None,
+    fields: &[
+        f(1, "metadata", Card::Single, Ty::Msg(&META_V1_OBJECT_META)),
+        f(
+            2,
+            "template",
+            Card::Single,
+            Ty::Msg(&CORE_V1_POD_TEMPLATE_SPEC),
+        ),
+    ],
+};
+
 /// `k8s.io.api.core.v1.PodTemplateSpec`.
 pub(crate) static CORE_V1_POD_TEMPLATE_SPEC: Message = Message {
     name: "k8s.io.api.core.v1.PodTemplateSpec",
@@ -3218,6 +4872,27 @@ pub(crate) static CORE_V1_QUOBYTE_VOLUME_SOURCE: Message = Message {
     ],
 };
 
+/// `k8s.io.api.core.v1.RBDPersistentVolumeSource`.
+pub(crate) static CORE_V1_RBD_PERSISTENT_VOLUME_SOURCE: Message = Message {
+    name: "k8s.io.api.core.v1.RBDPersistentVolumeSource",
+    special: Special::None,
+    fields: &[
+        f(1, "monitors", Card::Repeated, Ty::Str),
+        f(2, "image", Card::Single, Ty::Str),
+        f(3, "fsType", Card::Single, Ty::Str),
+        f(4, "pool", Card::Single, Ty::Str),
+        f(5, "user", Card::Single, Ty::Str),
+        f(6, "keyring", Card::Single, Ty::Str),
+        f(
+            7,
+            "secretRef",
+            Card::Single,
+            Ty::Msg(&CORE_V1_SECRET_REFERENCE),
+        ),
+        f(8, "readOnly", Card::Single, Ty::Bool),
+    ],
+};
+
 /// `k8s.io.api.core.v1.RBDVolumeSource`.
 pub(crate) static CORE_V1_RBD_VOLUME_SOURCE: Message = Message {
     name: "k8s.io.api.core.v1.RBDVolumeSource",
@@ -3236,6 +4911,81 @@ pub(crate) static CORE_V1_RBD_VOLUME_SOURCE: Message = Message {
             Ty::Msg(&CORE_V1_LOCAL_OBJECT_REFERENCE),
         ),
         f(8, "readOnly", Card::Single, Ty::Bool),
+    ],
+};
+
+/// `k8s.io.api.core.v1.ReplicationController`.
+pub(crate) static CORE_V1_REPLICATION_CONTROLLER: Message = Message {
+    name: "k8s.io.api.core.v1.ReplicationController",
+    special: Special::None,
+    fields: &[
+        f(1, "metadata", Card::Single, Ty::Msg(&META_V1_OBJECT_META)),
+        f(
+            2,
+            "spec",
+            Card::Single,
+            Ty::Msg(&CORE_V1_REPLICATION_CONTROLLER_SPEC),
+        ),
+        f(
+            3,
+            "status",
+            Card::Single,
+            Ty::Msg(&CORE_V1_REPLICATION_CONTROLLER_STATUS),
+        ),
+    ],
+};
+
+/// `k8s.io.api.core.v1.ReplicationControllerCondition`.
+pub(crate) static CORE_V1_REPLICATION_CONTROLLER_CONDITION: Message = Message {
+    name: "k8s.io.api.core.v1.ReplicationControllerCondition",
+    special: Special::None,
+    fields: &[
+        f(1, "type", Card::Single, Ty::Str),
+        f(2, "status", Card::Single, Ty::Str),
+        f(
+            3,
+            "lastTransitionTime",
+            Card::Single,
+            Ty::Msg(&META_V1_TIME),
+        ),
+        f(4, "reason", Card::Single, Ty::Str),
+        f(5, "message", Card::Single, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.core.v1.ReplicationControllerSpec`.
+pub(crate) static CORE_V1_REPLICATION_CONTROLLER_SPEC: Message = Message {
+    name: "k8s.io.api.core.v1.ReplicationControllerSpec",
+    special: Special::None,
+    fields: &[
+        f(1, "replicas", Card::Single, Ty::Int32),
+        f(2, "selector", Card::Map, Ty::Str),
+        f(
+            3,
+            "template",
+            Card::Single,
+            Ty::Msg(&CORE_V1_POD_TEMPLATE_SPEC),
+        ),
+        f(4, "minReadySeconds", Card::Single, Ty::Int32),
+    ],
+};
+
+/// `k8s.io.api.core.v1.ReplicationControllerStatus`.
+pub(crate) static CORE_V1_REPLICATION_CONTROLLER_STATUS: Message = Message {
+    name: "k8s.io.api.core.v1.ReplicationControllerStatus",
+    special: Special::None,
+    fields: &[
+        f(1, "replicas", Card::Single, Ty::Int32),
+        f(2, "fullyLabeledReplicas", Card::Single, Ty::Int32),
+        f(3, "observedGeneration", Card::Single, Ty::Int64),
+        f(4, "readyReplicas", Card::Single, Ty::Int32),
+        f(5, "availableReplicas", Card::Single, Ty::Int32),
+        f(
+            6,
+            "conditions",
+            Card::Repeated,
+            Ty::Msg(&CORE_V1_REPLICATION_CONTROLLER_CONDITION),
+        ),
     ],
 };
 
@@ -3270,6 +5020,53 @@ pub(crate) static CORE_V1_RESOURCE_HEALTH: Message = Message {
     ],
 };
 
+/// `k8s.io.api.core.v1.ResourceQuota`.
+pub(crate) static CORE_V1_RESOURCE_QUOTA: Message = Message {
+    name: "k8s.io.api.core.v1.ResourceQuota",
+    special: Special::None,
+    fields: &[
+        f(1, "metadata", Card::Single, Ty::Msg(&META_V1_OBJECT_META)),
+        f(
+            2,
+            "spec",
+            Card::Single,
+            Ty::Msg(&CORE_V1_RESOURCE_QUOTA_SPEC),
+        ),
+        f(
+            3,
+            "status",
+            Card::Single,
+            Ty::Msg(&CORE_V1_RESOURCE_QUOTA_STATUS),
+        ),
+    ],
+};
+
+/// `k8s.io.api.core.v1.ResourceQuotaSpec`.
+pub(crate) static CORE_V1_RESOURCE_QUOTA_SPEC: Message = Message {
+    name: "k8s.io.api.core.v1.ResourceQuotaSpec",
+    special: Special::None,
+    fields: &[
+        f(1, "hard", Card::Map, Ty::Msg(&RESOURCE_QUANTITY)),
+        f(2, "scopes", Card::Repeated, Ty::Str),
+        f(
+            3,
+            "scopeSelector",
+            Card::Single,
+            Ty::Msg(&CORE_V1_SCOPE_SELECTOR),
+        ),
+    ],
+};
+
+/// `k8s.io.api.core.v1.ResourceQuotaStatus`.
+pub(crate) static CORE_V1_RESOURCE_QUOTA_STATUS: Message = Message {
+    name: "k8s.io.api.core.v1.ResourceQuotaStatus",
+    special: Special::None,
+    fields: &[
+        f(1, "hard", Card::Map, Ty::Msg(&RESOURCE_QUANTITY)),
+        f(2, "used", Card::Map, Ty::Msg(&RESOURCE_QUANTITY)),
+    ],
+};
+
 /// `k8s.io.api.core.v1.ResourceRequirements`.
 pub(crate) static CORE_V1_RESOURCE_REQUIREMENTS: Message = Message {
     name: "k8s.io.api.core.v1.ResourceRequirements",
@@ -3301,6 +5098,29 @@ pub(crate) static CORE_V1_RESOURCE_STATUS: Message = Message {
     ],
 };
 
+/// `k8s.io.api.core.v1.ScaleIOPersistentVolumeSource`.
+pub(crate) static CORE_V1_SCALE_IO_PERSISTENT_VOLUME_SOURCE: Message = Message {
+    name: "k8s.io.api.core.v1.ScaleIOPersistentVolumeSource",
+    special: Special::None,
+    fields: &[
+        f(1, "gateway", Card::Single, Ty::Str),
+        f(2, "system", Card::Single, Ty::Str),
+        f(
+            3,
+            "secretRef",
+            Card::Single,
+            Ty::Msg(&CORE_V1_SECRET_REFERENCE),
+        ),
+        f(4, "sslEnabled", Card::Single, Ty::Bool),
+        f(5, "protectionDomain", Card::Single, Ty::Str),
+        f(6, "storagePool", Card::Single, Ty::Str),
+        f(7, "storageMode", Card::Single, Ty::Str),
+        f(8, "volumeName", Card::Single, Ty::Str),
+        f(9, "fsType", Card::Single, Ty::Str),
+        f(10, "readOnly", Card::Single, Ty::Bool),
+    ],
+};
+
 /// `k8s.io.api.core.v1.ScaleIOVolumeSource`.
 pub(crate) static CORE_V1_SCALE_IO_VOLUME_SOURCE: Message = Message {
     name: "k8s.io.api.core.v1.ScaleIOVolumeSource",
@@ -3321,6 +5141,29 @@ pub(crate) static CORE_V1_SCALE_IO_VOLUME_SOURCE: Message = Message {
         f(8, "volumeName", Card::Single, Ty::Str),
         f(9, "fsType", Card::Single, Ty::Str),
         f(10, "readOnly", Card::Single, Ty::Bool),
+    ],
+};
+
+/// `k8s.io.api.core.v1.ScopeSelector`.
+pub(crate) static CORE_V1_SCOPE_SELECTOR: Message = Message {
+    name: "k8s.io.api.core.v1.ScopeSelector",
+    special: Special::None,
+    fields: &[f(
+        1,
+        "matchExpressions",
+        Card::Repeated,
+        Ty::Msg(&CORE_V1_SCOPED_RESOURCE_SELECTOR_REQUIREMENT),
+    )],
+};
+
+/// `k8s.io.api.core.v1.ScopedResourceSelectorRequirement`.
+pub(crate) static CORE_V1_SCOPED_RESOURCE_SELECTOR_REQUIREMENT: Message = Message {
+    name: "k8s.io.api.core.v1.ScopedResourceSelectorRequirement",
+    special: Special::None,
+    fields: &[
+        f(1, "scopeName", Card::Single, Ty::Str),
+        f(2, "operator", Card::Single, Ty::Str),
+        f(3, "values", Card::Repeated, Ty::Str),
     ],
 };
 
@@ -3403,6 +5246,16 @@ pub(crate) static CORE_V1_SECRET_PROJECTION: Message = Message {
         ),
         f(2, "items", Card::Repeated, Ty::Msg(&CORE_V1_KEY_TO_PATH)),
         f(4, "optional", Card::Single, Ty::Bool),
+    ],
+};
+
+/// `k8s.io.api.core.v1.SecretReference`.
+pub(crate) static CORE_V1_SECRET_REFERENCE: Message = Message {
+    name: "k8s.io.api.core.v1.SecretReference",
+    special: Special::None,
+    fields: &[
+        f(1, "name", Card::Single, Ty::Str),
+        f(2, "namespace", Card::Single, Ty::Str),
     ],
 };
 
@@ -3593,6 +5446,24 @@ pub(crate) static CORE_V1_SLEEP_ACTION: Message = Message {
     fields: &[f(1, "seconds", Card::Single, Ty::Int64)],
 };
 
+/// `k8s.io.api.core.v1.StorageOSPersistentVolumeSource`.
+pub(crate) static CORE_V1_STORAGE_OS_PERSISTENT_VOLUME_SOURCE: Message = Message {
+    name: "k8s.io.api.core.v1.StorageOSPersistentVolumeSource",
+    special: Special::None,
+    fields: &[
+        f(1, "volumeName", Card::Single, Ty::Str),
+        f(2, "volumeNamespace", Card::Single, Ty::Str),
+        f(3, "fsType", Card::Single, Ty::Str),
+        f(4, "readOnly", Card::Single, Ty::Bool),
+        f(
+            5,
+            "secretRef",
+            Card::Single,
+            Ty::Msg(&CORE_V1_OBJECT_REFERENCE),
+        ),
+    ],
+};
+
 /// `k8s.io.api.core.v1.StorageOSVolumeSource`.
 pub(crate) static CORE_V1_STORAGE_OS_VOLUME_SOURCE: Message = Message {
     name: "k8s.io.api.core.v1.StorageOSVolumeSource",
@@ -3621,6 +5492,18 @@ pub(crate) static CORE_V1_SYSCTL: Message = Message {
     ],
 };
 
+/// `k8s.io.api.core.v1.Taint`.
+pub(crate) static CORE_V1_TAINT: Message = Message {
+    name: "k8s.io.api.core.v1.Taint",
+    special: Special::None,
+    fields: &[
+        f(1, "key", Card::Single, Ty::Str),
+        f(2, "value", Card::Single, Ty::Str),
+        f(3, "effect", Card::Single, Ty::Str),
+        f(4, "timeAdded", Card::Single, Ty::Msg(&META_V1_TIME)),
+    ],
+};
+
 /// `k8s.io.api.core.v1.TCPSocketAction`.
 pub(crate) static CORE_V1_TCP_SOCKET_ACTION: Message = Message {
     name: "k8s.io.api.core.v1.TCPSocketAction",
@@ -3642,6 +5525,28 @@ pub(crate) static CORE_V1_TOLERATION: Message = Message {
         f(4, "effect", Card::Single, Ty::Str),
         f(5, "tolerationSeconds", Card::Single, Ty::Int64),
     ],
+};
+
+/// `k8s.io.api.core.v1.TopologySelectorLabelRequirement`.
+pub(crate) static CORE_V1_TOPOLOGY_SELECTOR_LABEL_REQUIREMENT: Message = Message {
+    name: "k8s.io.api.core.v1.TopologySelectorLabelRequirement",
+    special: Special::None,
+    fields: &[
+        f(1, "key", Card::Single, Ty::Str),
+        f(2, "values", Card::Repeated, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.core.v1.TopologySelectorTerm`.
+pub(crate) static CORE_V1_TOPOLOGY_SELECTOR_TERM: Message = Message {
+    name: "k8s.io.api.core.v1.TopologySelectorTerm",
+    special: Special::None,
+    fields: &[f(
+        1,
+        "matchLabelExpressions",
+        Card::Repeated,
+        Ty::Msg(&CORE_V1_TOPOLOGY_SELECTOR_LABEL_REQUIREMENT),
+    )],
 };
 
 /// `k8s.io.api.core.v1.TopologySpreadConstraint`.
@@ -3733,6 +5638,18 @@ pub(crate) static CORE_V1_VOLUME_MOUNT_STATUS: Message = Message {
         f(3, "readOnly", Card::Single, Ty::Bool),
         f(4, "recursiveReadOnly", Card::Single, Ty::Str),
     ],
+};
+
+/// `k8s.io.api.core.v1.VolumeNodeAffinity`.
+pub(crate) static CORE_V1_VOLUME_NODE_AFFINITY: Message = Message {
+    name: "k8s.io.api.core.v1.VolumeNodeAffinity",
+    special: Special::None,
+    fields: &[f(
+        1,
+        "required",
+        Card::Single,
+        Ty::Msg(&CORE_V1_NODE_SELECTOR),
+    )],
 };
 
 /// `k8s.io.api.core.v1.VolumeProjection`.
@@ -4007,6 +5924,116 @@ pub(crate) static CORE_V1_WORKLOAD_REFERENCE: Message = Message {
     ],
 };
 
+/// `k8s.io.api.discovery.v1.Endpoint`.
+pub(crate) static DISCOVERY_V1_ENDPOINT: Message = Message {
+    name: "k8s.io.api.discovery.v1.Endpoint",
+    special: Special::None,
+    fields: &[
+        f(1, "addresses", Card::Repeated, Ty::Str),
+        f(
+            2,
+            "conditions",
+            Card::Single,
+            Ty::Msg(&DISCOVERY_V1_ENDPOINT_CONDITIONS),
+        ),
+        f(3, "hostname", Card::Single, Ty::Str),
+        f(
+            4,
+            "targetRef",
+            Card::Single,
+            Ty::Msg(&CORE_V1_OBJECT_REFERENCE),
+        ),
+        f(5, "deprecatedTopology", Card::Map, Ty::Str),
+        f(6, "nodeName", Card::Single, Ty::Str),
+        f(7, "zone", Card::Single, Ty::Str),
+        f(
+            8,
+            "hints",
+            Card::Single,
+            Ty::Msg(&DISCOVERY_V1_ENDPOINT_HINTS),
+        ),
+    ],
+};
+
+/// `k8s.io.api.discovery.v1.EndpointConditions`.
+pub(crate) static DISCOVERY_V1_ENDPOINT_CONDITIONS: Message = Message {
+    name: "k8s.io.api.discovery.v1.EndpointConditions",
+    special: Special::None,
+    fields: &[
+        f(1, "ready", Card::Single, Ty::Bool),
+        f(2, "serving", Card::Single, Ty::Bool),
+        f(3, "terminating", Card::Single, Ty::Bool),
+    ],
+};
+
+/// `k8s.io.api.discovery.v1.EndpointHints`.
+pub(crate) static DISCOVERY_V1_ENDPOINT_HINTS: Message = Message {
+    name: "k8s.io.api.discovery.v1.EndpointHints",
+    special: Special::None,
+    fields: &[
+        f(
+            1,
+            "forZones",
+            Card::Repeated,
+            Ty::Msg(&DISCOVERY_V1_FOR_ZONE),
+        ),
+        f(
+            2,
+            "forNodes",
+            Card::Repeated,
+            Ty::Msg(&DISCOVERY_V1_FOR_NODE),
+        ),
+    ],
+};
+
+/// `k8s.io.api.discovery.v1.EndpointPort`.
+pub(crate) static DISCOVERY_V1_ENDPOINT_PORT: Message = Message {
+    name: "k8s.io.api.discovery.v1.EndpointPort",
+    special: Special::None,
+    fields: &[
+        f(1, "name", Card::Single, Ty::Str),
+        f(2, "protocol", Card::Single, Ty::Str),
+        f(3, "port", Card::Single, Ty::Int32),
+        f(4, "appProtocol", Card::Single, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.discovery.v1.EndpointSlice`.
+pub(crate) static DISCOVERY_V1_ENDPOINT_SLICE: Message = Message {
+    name: "k8s.io.api.discovery.v1.EndpointSlice",
+    special: Special::None,
+    fields: &[
+        f(1, "metadata", Card::Single, Ty::Msg(&META_V1_OBJECT_META)),
+        f(
+            2,
+            "endpoints",
+            Card::Repeated,
+            Ty::Msg(&DISCOVERY_V1_ENDPOINT),
+        ),
+        f(
+            3,
+            "ports",
+            Card::Repeated,
+            Ty::Msg(&DISCOVERY_V1_ENDPOINT_PORT),
+        ),
+        f(4, "addressType", Card::Single, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.discovery.v1.ForNode`.
+pub(crate) static DISCOVERY_V1_FOR_NODE: Message = Message {
+    name: "k8s.io.api.discovery.v1.ForNode",
+    special: Special::None,
+    fields: &[f(1, "name", Card::Single, Ty::Str)],
+};
+
+/// `k8s.io.api.discovery.v1.ForZone`.
+pub(crate) static DISCOVERY_V1_FOR_ZONE: Message = Message {
+    name: "k8s.io.api.discovery.v1.ForZone",
+    special: Special::None,
+    fields: &[f(1, "name", Card::Single, Ty::Str)],
+};
+
 /// `k8s.io.api.events.v1.Event`.
 pub(crate) static EVENTS_V1_EVENT: Message = Message {
     name: "k8s.io.api.events.v1.Event",
@@ -4095,6 +6122,33 @@ pub(crate) static NETWORKING_V1_HTTP_INGRESS_RULE_VALUE: Message = Message {
         "paths",
         Card::Repeated,
         Ty::Msg(&NETWORKING_V1_HTTP_INGRESS_PATH),
+    )],
+};
+
+/// `k8s.io.api.networking.v1.IPAddress`.
+pub(crate) static NETWORKING_V1_IPADDRESS: Message = Message {
+    name: "k8s.io.api.networking.v1.IPAddress",
+    special: Special::None,
+    fields: &[
+        f(1, "metadata", Card::Single, Ty::Msg(&META_V1_OBJECT_META)),
+        f(
+            2,
+            "spec",
+            Card::Single,
+            Ty::Msg(&NETWORKING_V1_IPADDRESS_SPEC),
+        ),
+    ],
+};
+
+/// `k8s.io.api.networking.v1.IPAddressSpec`.
+pub(crate) static NETWORKING_V1_IPADDRESS_SPEC: Message = Message {
+    name: "k8s.io.api.networking.v1.IPAddressSpec",
+    special: Special::None,
+    fields: &[f(
+        1,
+        "parentRef",
+        Card::Single,
+        Ty::Msg(&NETWORKING_V1_PARENT_REFERENCE),
     )],
 };
 
@@ -4436,6 +6490,18 @@ pub(crate) static NETWORKING_V1_NETWORK_POLICY_SPEC: Message = Message {
     ],
 };
 
+/// `k8s.io.api.networking.v1.ParentReference`.
+pub(crate) static NETWORKING_V1_PARENT_REFERENCE: Message = Message {
+    name: "k8s.io.api.networking.v1.ParentReference",
+    special: Special::None,
+    fields: &[
+        f(1, "group", Card::Single, Ty::Str),
+        f(2, "resource", Card::Single, Ty::Str),
+        f(3, "namespace", Card::Single, Ty::Str),
+        f(4, "name", Card::Single, Ty::Str),
+    ],
+};
+
 /// `k8s.io.api.networking.v1.ServiceBackendPort`.
 pub(crate) static NETWORKING_V1_SERVICE_BACKEND_PORT: Message = Message {
     name: "k8s.io.api.networking.v1.ServiceBackendPort",
@@ -4443,6 +6509,80 @@ pub(crate) static NETWORKING_V1_SERVICE_BACKEND_PORT: Message = Message {
     fields: &[
         f(1, "name", Card::Single, Ty::Str),
         f(2, "number", Card::Single, Ty::Int32),
+    ],
+};
+
+/// `k8s.io.api.networking.v1.ServiceCIDR`.
+pub(crate) static NETWORKING_V1_SERVICE_CIDR: Message = Message {
+    name: "k8s.io.api.networking.v1.ServiceCIDR",
+    special: Special::None,
+    fields: &[
+        f(1, "metadata", Card::Single, Ty::Msg(&META_V1_OBJECT_META)),
+        f(
+            2,
+            "spec",
+            Card::Single,
+            Ty::Msg(&NETWORKING_V1_SERVICE_CIDRSPEC),
+        ),
+        f(
+            3,
+            "status",
+            Card::Single,
+            Ty::Msg(&NETWORKING_V1_SERVICE_CIDRSTATUS),
+        ),
+    ],
+};
+
+/// `k8s.io.api.networking.v1.ServiceCIDRSpec`.
+pub(crate) static NETWORKING_V1_SERVICE_CIDRSPEC: Message = Message {
+    name: "k8s.io.api.networking.v1.ServiceCIDRSpec",
+    special: Special::None,
+    fields: &[f(1, "cidrs", Card::Repeated, Ty::Str)],
+};
+
+/// `k8s.io.api.networking.v1.ServiceCIDRStatus`.
+pub(crate) static NETWORKING_V1_SERVICE_CIDRSTATUS: Message = Message {
+    name: "k8s.io.api.networking.v1.ServiceCIDRStatus",
+    special: Special::None,
+    fields: &[f(
+        1,
+        "conditions",
+        Card::Repeated,
+        Ty::Msg(&META_V1_CONDITION),
+    )],
+};
+
+/// `k8s.io.api.node.v1.Overhead`.
+pub(crate) static NODE_V1_OVERHEAD: Message = Message {
+    name: "k8s.io.api.node.v1.Overhead",
+    special: Special::None,
+    fields: &[f(1, "podFixed", Card::Map, Ty::Msg(&RESOURCE_QUANTITY))],
+};
+
+/// `k8s.io.api.node.v1.RuntimeClass`.
+pub(crate) static NODE_V1_RUNTIME_CLASS: Message = Message {
+    name: "k8s.io.api.node.v1.RuntimeClass",
+    special: Special::None,
+    fields: &[
+        f(1, "metadata", Card::Single, Ty::Msg(&META_V1_OBJECT_META)),
+        f(2, "handler", Card::Single, Ty::Str),
+        f(3, "overhead", Card::Single, Ty::Msg(&NODE_V1_OVERHEAD)),
+        f(4, "scheduling", Card::Single, Ty::Msg(&NODE_V1_SCHEDULING)),
+    ],
+};
+
+/// `k8s.io.api.node.v1.Scheduling`.
+pub(crate) static NODE_V1_SCHEDULING: Message = Message {
+    name: "k8s.io.api.node.v1.Scheduling",
+    special: Special::None,
+    fields: &[
+        f(1, "nodeSelector", Card::Map, Ty::Str),
+        f(
+            2,
+            "tolerations",
+            Card::Repeated,
+            Ty::Msg(&CORE_V1_TOLERATION),
+        ),
     ],
 };
 
@@ -4458,6 +6598,69 @@ pub(crate) static POLICY_V1_EVICTION: Message = Message {
             Card::Single,
             Ty::Msg(&META_V1_DELETE_OPTIONS),
         ),
+    ],
+};
+
+/// `k8s.io.api.policy.v1.PodDisruptionBudget`.
+pub(crate) static POLICY_V1_POD_DISRUPTION_BUDGET: Message = Message {
+    name: "k8s.io.api.policy.v1.PodDisruptionBudget",
+    special: Special::None,
+    fields: &[
+        f(1, "metadata", Card::Single, Ty::Msg(&META_V1_OBJECT_META)),
+        f(
+            2,
+            "spec",
+            Card::Single,
+            Ty::Msg(&POLICY_V1_POD_DISRUPTION_BUDGET_SPEC),
+        ),
+        f(
+            3,
+            "status",
+            Card::Single,
+            Ty::Msg(&POLICY_V1_POD_DISRUPTION_BUDGET_STATUS),
+        ),
+    ],
+};
+
+/// `k8s.io.api.policy.v1.PodDisruptionBudgetSpec`.
+pub(crate) static POLICY_V1_POD_DISRUPTION_BUDGET_SPEC: Message = Message {
+    name: "k8s.io.api.policy.v1.PodDisruptionBudgetSpec",
+    special: Special::None,
+    fields: &[
+        f(
+            1,
+            "minAvailable",
+            Card::Single,
+            Ty::Msg(&INTSTR_INT_OR_STRING),
+        ),
+        f(
+            2,
+            "selector",
+            Card::Single,
+            Ty::Msg(&META_V1_LABEL_SELECTOR),
+        ),
+        f(
+            3,
+            "maxUnavailable",
+            Card::Single,
+            Ty::Msg(&INTSTR_INT_OR_STRING),
+        ),
+        f(4, "unhealthyPodEvictionPolicy", Card::Single, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.policy.v1.PodDisruptionBudgetStatus`.
+pub(crate) static POLICY_V1_POD_DISRUPTION_BUDGET_STATUS: Message = Message {
+    name: "k8s.io.api.policy.v1.PodDisruptionBudgetStatus",
+    special: Special::None,
+    fields: &[
+        f(1, "observedGeneration", Card::Single, Ty::Int64),
+        f(2, "disruptedPods", Card::Map, Ty::Msg(&META_V1_TIME)),
+        f(3, "disruptionsAllowed", Card::Single, Ty::Int32),
+        f(4, "currentHealthy", Card::Single, Ty::Int32),
+        f(5, "desiredHealthy", Card::Single, Ty::Int32),
+        f(6, "expectedPods", Card::Single, Ty::Int32),
+        f(7, "conditions", Card::Repeated, Ty::Msg(&META_V1_CONDITION)),
     ],
 };
 
@@ -4555,6 +6758,242 @@ pub(crate) static RBAC_V1_SUBJECT: Message = Message {
         f(3, "name", Card::Single, Ty::Str),
         f(4, "namespace", Card::Single, Ty::Str),
     ],
+};
+
+/// `k8s.io.api.scheduling.v1.PriorityClass`.
+pub(crate) static SCHEDULING_V1_PRIORITY_CLASS: Message = Message {
+    name: "k8s.io.api.scheduling.v1.PriorityClass",
+    special: Special::None,
+    fields: &[
+        f(1, "metadata", Card::Single, Ty::Msg(&META_V1_OBJECT_META)),
+        f(2, "value", Card::Single, Ty::Int32),
+        f(3, "globalDefault", Card::Single, Ty::Bool),
+        f(4, "description", Card::Single, Ty::Str),
+        f(5, "preemptionPolicy", Card::Single, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.storage.v1.CSIDriver`.
+pub(crate) static STORAGE_V1_CSIDRIVER: Message = Message {
+    name: "k8s.io.api.storage.v1.CSIDriver",
+    special: Special::None,
+    fields: &[
+        f(1, "metadata", Card::Single, Ty::Msg(&META_V1_OBJECT_META)),
+        f(2, "spec", Card::Single, Ty::Msg(&STORAGE_V1_CSIDRIVER_SPEC)),
+    ],
+};
+
+/// `k8s.io.api.storage.v1.CSIDriverSpec`.
+pub(crate) static STORAGE_V1_CSIDRIVER_SPEC: Message = Message {
+    name: "k8s.io.api.storage.v1.CSIDriverSpec",
+    special: Special::None,
+    fields: &[
+        f(1, "attachRequired", Card::Single, Ty::Bool),
+        f(2, "podInfoOnMount", Card::Single, Ty::Bool),
+        f(3, "volumeLifecycleModes", Card::Repeated, Ty::Str),
+        f(4, "storageCapacity", Card::Single, Ty::Bool),
+        f(5, "fsGroupPolicy", Card::Single, Ty::Str),
+        f(
+            6,
+            "tokenRequests",
+            Card::Repeated,
+            Ty::Msg(&STORAGE_V1_TOKEN_REQUEST),
+        ),
+        f(7, "requiresRepublish", Card::Single, Ty::Bool),
+        f(8, "seLinuxMount", Card::Single, Ty::Bool),
+        f(
+            9,
+            "nodeAllocatableUpdatePeriodSeconds",
+            Card::Single,
+            Ty::Int64,
+        ),
+        f(10, "serviceAccountTokenInSecrets", Card::Single, Ty::Bool),
+    ],
+};
+
+/// `k8s.io.api.storage.v1.CSINode`.
+pub(crate) static STORAGE_V1_CSINODE: Message = Message {
+    name: "k8s.io.api.storage.v1.CSINode",
+    special: Special::None,
+    fields: &[
+        f(1, "metadata", Card::Single, Ty::Msg(&META_V1_OBJECT_META)),
+        f(2, "spec", Card::Single, Ty::Msg(&STORAGE_V1_CSINODE_SPEC)),
+    ],
+};
+
+/// `k8s.io.api.storage.v1.CSINodeDriver`.
+pub(crate) static STORAGE_V1_CSINODE_DRIVER: Message = Message {
+    name: "k8s.io.api.storage.v1.CSINodeDriver",
+    special: Special::None,
+    fields: &[
+        f(1, "name", Card::Single, Ty::Str),
+        f(2, "nodeID", Card::Single, Ty::Str),
+        f(3, "topologyKeys", Card::Repeated, Ty::Str),
+        f(
+            4,
+            "allocatable",
+            Card::Single,
+            Ty::Msg(&STORAGE_V1_VOLUME_NODE_RESOURCES),
+        ),
+    ],
+};
+
+/// `k8s.io.api.storage.v1.CSINodeSpec`.
+pub(crate) static STORAGE_V1_CSINODE_SPEC: Message = Message {
+    name: "k8s.io.api.storage.v1.CSINodeSpec",
+    special: Special::None,
+    fields: &[f(
+        1,
+        "drivers",
+        Card::Repeated,
+        Ty::Msg(&STORAGE_V1_CSINODE_DRIVER),
+    )],
+};
+
+/// `k8s.io.api.storage.v1.CSIStorageCapacity`.
+pub(crate) static STORAGE_V1_CSISTORAGE_CAPACITY: Message = Message {
+    name: "k8s.io.api.storage.v1.CSIStorageCapacity",
+    special: Special::None,
+    fields: &[
+        f(1, "metadata", Card::Single, Ty::Msg(&META_V1_OBJECT_META)),
+        f(
+            2,
+            "nodeTopology",
+            Card::Single,
+            Ty::Msg(&META_V1_LABEL_SELECTOR),
+        ),
+        f(3, "storageClassName", Card::Single, Ty::Str),
+        f(4, "capacity", Card::Single, Ty::Msg(&RESOURCE_QUANTITY)),
+        f(
+            5,
+            "maximumVolumeSize",
+            Card::Single,
+            Ty::Msg(&RESOURCE_QUANTITY),
+        ),
+    ],
+};
+
+/// `k8s.io.api.storage.v1.StorageClass`.
+pub(crate) static STORAGE_V1_STORAGE_CLASS: Message = Message {
+    name: "k8s.io.api.storage.v1.StorageClass",
+    special: Special::None,
+    fields: &[
+        f(1, "metadata", Card::Single, Ty::Msg(&META_V1_OBJECT_META)),
+        f(2, "provisioner", Card::Single, Ty::Str),
+        f(3, "parameters", Card::Map, Ty::Str),
+        f(4, "reclaimPolicy", Card::Single, Ty::Str),
+        f(5, "mountOptions", Card::Repeated, Ty::Str),
+        f(6, "allowVolumeExpansion", Card::Single, Ty::Bool),
+        f(7, "volumeBindingMode", Card::Single, Ty::Str),
+        f(
+            8,
+            "allowedTopologies",
+            Card::Repeated,
+            Ty::Msg(&CORE_V1_TOPOLOGY_SELECTOR_TERM),
+        ),
+    ],
+};
+
+/// `k8s.io.api.storage.v1.TokenRequest`.
+pub(crate) static STORAGE_V1_TOKEN_REQUEST: Message = Message {
+    name: "k8s.io.api.storage.v1.TokenRequest",
+    special: Special::None,
+    fields: &[
+        f(1, "audience", Card::Single, Ty::Str),
+        f(2, "expirationSeconds", Card::Single, Ty::Int64),
+    ],
+};
+
+/// `k8s.io.api.storage.v1.VolumeAttachment`.
+pub(crate) static STORAGE_V1_VOLUME_ATTACHMENT: Message = Message {
+    name: "k8s.io.api.storage.v1.VolumeAttachment",
+    special: Special::None,
+    fields: &[
+        f(1, "metadata", Card::Single, Ty::Msg(&META_V1_OBJECT_META)),
+        f(
+            2,
+            "spec",
+            Card::Single,
+            Ty::Msg(&STORAGE_V1_VOLUME_ATTACHMENT_SPEC),
+        ),
+        f(
+            3,
+            "status",
+            Card::Single,
+            Ty::Msg(&STORAGE_V1_VOLUME_ATTACHMENT_STATUS),
+        ),
+    ],
+};
+
+/// `k8s.io.api.storage.v1.VolumeAttachmentSource`.
+pub(crate) static STORAGE_V1_VOLUME_ATTACHMENT_SOURCE: Message = Message {
+    name: "k8s.io.api.storage.v1.VolumeAttachmentSource",
+    special: Special::None,
+    fields: &[
+        f(1, "persistentVolumeName", Card::Single, Ty::Str),
+        f(
+            2,
+            "inlineVolumeSpec",
+            Card::Single,
+            Ty::Msg(&CORE_V1_PERSISTENT_VOLUME_SPEC),
+        ),
+    ],
+};
+
+/// `k8s.io.api.storage.v1.VolumeAttachmentSpec`.
+pub(crate) static STORAGE_V1_VOLUME_ATTACHMENT_SPEC: Message = Message {
+    name: "k8s.io.api.storage.v1.VolumeAttachmentSpec",
+    special: Special::None,
+    fields: &[
+        f(1, "attacher", Card::Single, Ty::Str),
+        f(
+            2,
+            "source",
+            Card::Single,
+            Ty::Msg(&STORAGE_V1_VOLUME_ATTACHMENT_SOURCE),
+        ),
+        f(3, "nodeName", Card::Single, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.storage.v1.VolumeAttachmentStatus`.
+pub(crate) static STORAGE_V1_VOLUME_ATTACHMENT_STATUS: Message = Message {
+    name: "k8s.io.api.storage.v1.VolumeAttachmentStatus",
+    special: Special::None,
+    fields: &[
+        f(1, "attached", Card::Single, Ty::Bool),
+        f(2, "attachmentMetadata", Card::Map, Ty::Str),
+        f(
+            3,
+            "attachError",
+            Card::Single,
+            Ty::Msg(&STORAGE_V1_VOLUME_ERROR),
+        ),
+        f(
+            4,
+            "detachError",
+            Card::Single,
+            Ty::Msg(&STORAGE_V1_VOLUME_ERROR),
+        ),
+    ],
+};
+
+/// `k8s.io.api.storage.v1.VolumeError`.
+pub(crate) static STORAGE_V1_VOLUME_ERROR: Message = Message {
+    name: "k8s.io.api.storage.v1.VolumeError",
+    special: Special::None,
+    fields: &[
+        f(1, "time", Card::Single, Ty::Msg(&META_V1_TIME)),
+        f(2, "message", Card::Single, Ty::Str),
+        f(3, "errorCode", Card::Single, Ty::Int32),
+    ],
+};
+
+/// `k8s.io.api.storage.v1.VolumeNodeResources`.
+pub(crate) static STORAGE_V1_VOLUME_NODE_RESOURCES: Message = Message {
+    name: "k8s.io.api.storage.v1.VolumeNodeResources",
+    special: Special::None,
+    fields: &[f(1, "count", Card::Single, Ty::Int32)],
 };
 
 /// `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceColumnDefinition`.

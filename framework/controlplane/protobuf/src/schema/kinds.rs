@@ -117,6 +117,89 @@ pub(crate) static KINDS: &[Kind] = &[
         "SelfSubjectRulesReview",
         &AUTHORIZATION_V1_SELF_SUBJECT_RULES_REVIEW,
     ),
+    k("v1", "PersistentVolume", &CORE_V1_PERSISTENT_VOLUME),
+    k("v1", "ResourceQuota", &CORE_V1_RESOURCE_QUOTA),
+    k("v1", "LimitRange", &CORE_V1_LIMIT_RANGE),
+    k("v1", "Node", &CORE_V1_NODE),
+    k("v1", "PodTemplate", &CORE_V1_POD_TEMPLATE),
+    k(
+        "v1",
+        "ReplicationController",
+        &CORE_V1_REPLICATION_CONTROLLER,
+    ),
+    k(
+        "networking.k8s.io/v1",
+        "IPAddress",
+        &NETWORKING_V1_IPADDRESS,
+    ),
+    k(
+        "networking.k8s.io/v1",
+        "ServiceCIDR",
+        &NETWORKING_V1_SERVICE_CIDR,
+    ),
+    k(
+        "autoscaling/v2",
+        "HorizontalPodAutoscaler",
+        &AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER,
+    ),
+    k(
+        "policy/v1",
+        "PodDisruptionBudget",
+        &POLICY_V1_POD_DISRUPTION_BUDGET,
+    ),
+    k(
+        "discovery.k8s.io/v1",
+        "EndpointSlice",
+        &DISCOVERY_V1_ENDPOINT_SLICE,
+    ),
+    k(
+        "storage.k8s.io/v1",
+        "StorageClass",
+        &STORAGE_V1_STORAGE_CLASS,
+    ),
+    k("storage.k8s.io/v1", "CSIDriver", &STORAGE_V1_CSIDRIVER),
+    k("storage.k8s.io/v1", "CSINode", &STORAGE_V1_CSINODE),
+    k(
+        "storage.k8s.io/v1",
+        "VolumeAttachment",
+        &STORAGE_V1_VOLUME_ATTACHMENT,
+    ),
+    k(
+        "storage.k8s.io/v1",
+        "CSIStorageCapacity",
+        &STORAGE_V1_CSISTORAGE_CAPACITY,
+    ),
+    k(
+        "scheduling.k8s.io/v1",
+        "PriorityClass",
+        &SCHEDULING_V1_PRIORITY_CLASS,
+    ),
+    k("node.k8s.io/v1", "RuntimeClass", &NODE_V1_RUNTIME_CLASS),
+    k(
+        "certificates.k8s.io/v1",
+        "CertificateSigningRequest",
+        &CERTIFICATES_V1_CERTIFICATE_SIGNING_REQUEST,
+    ),
+    k(
+        "admissionregistration.k8s.io/v1",
+        "ValidatingWebhookConfiguration",
+        &ADMISSIONREGISTRATION_V1_VALIDATING_WEBHOOK_CONFIGURATION,
+    ),
+    k(
+        "admissionregistration.k8s.io/v1",
+        "MutatingWebhookConfiguration",
+        &ADMISSIONREGISTRATION_V1_MUTATING_WEBHOOK_CONFIGURATION,
+    ),
+    k(
+        "admissionregistration.k8s.io/v1",
+        "ValidatingAdmissionPolicy",
+        &ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY,
+    ),
+    k(
+        "admissionregistration.k8s.io/v1",
+        "ValidatingAdmissionPolicyBinding",
+        &ADMISSIONREGISTRATION_V1_VALIDATING_ADMISSION_POLICY_BINDING,
+    ),
     k("autoscaling/v1", "Scale", &AUTOSCALING_V1_SCALE),
     k("policy/v1", "Eviction", &POLICY_V1_EVICTION),
     Kind {
@@ -146,5 +229,7 @@ mod tests {
         assert!(lookup("apps/v1beta1", "Deployment").is_none());
         assert!(lookup("apps/v1", "DeleteOptions").is_some());
         assert!(lookup("meta.k8s.io/v1", "DeleteOptions").is_some());
+        assert!(lookup("autoscaling/v2", "HorizontalPodAutoscaler").is_some());
+        assert!(lookup("storage.k8s.io/v1", "CSIStorageCapacity").is_some());
     }
 }

@@ -105,6 +105,8 @@ pub const ROOTS: &[(&str, &str, &[&str])] = &[
         "v1",
         &[
             "MutatingWebhookConfiguration",
+            "ValidatingAdmissionPolicy",
+            "ValidatingAdmissionPolicyBinding",
             "ValidatingWebhookConfiguration",
         ],
     ),
@@ -138,14 +140,22 @@ pub const ROOTS: &[(&str, &str, &[&str])] = &[
     ("autoscaling", "v1", &["Scale"]),
     ("autoscaling", "v2", &["HorizontalPodAutoscaler"]),
     ("batch", "v1", &["CronJob", "Job"]),
+    ("certificates.k8s.io", "v1", &["CertificateSigningRequest"]),
     ("coordination.k8s.io", "v1", &["Lease"]),
     ("discovery.k8s.io", "v1", &["EndpointSlice"]),
     ("events.k8s.io", "v1", &["Event"]),
     (
         "networking.k8s.io",
         "v1",
-        &["Ingress", "IngressClass", "NetworkPolicy"],
+        &[
+            "IPAddress",
+            "Ingress",
+            "IngressClass",
+            "NetworkPolicy",
+            "ServiceCIDR",
+        ],
     ),
+    ("node.k8s.io", "v1", &["RuntimeClass"]),
     ("policy", "v1", &["Eviction", "PodDisruptionBudget"]),
     (
         "rbac.authorization.k8s.io",
@@ -153,7 +163,17 @@ pub const ROOTS: &[(&str, &str, &[&str])] = &[
         &["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"],
     ),
     ("scheduling.k8s.io", "v1", &["PriorityClass"]),
-    ("storage.k8s.io", "v1", &["CSIDriver", "StorageClass"]),
+    (
+        "storage.k8s.io",
+        "v1",
+        &[
+            "CSIDriver",
+            "CSINode",
+            "CSIStorageCapacity",
+            "StorageClass",
+            "VolumeAttachment",
+        ],
+    ),
 ];
 
 const REF_PREFIX: &str = "#/definitions/";
