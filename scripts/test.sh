@@ -4,6 +4,8 @@
 # directory for everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The Python client test needs the official client (installed once, in a virtualenv).
+scripts/python-client.sh
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast
   cargo test --workspace --doc

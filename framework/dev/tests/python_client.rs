@@ -3,8 +3,8 @@
 //! server takes both from the request path as kube-apiserver does; custom objects must name
 //! their kind, as kube-apiserver requires.
 //!
-//! The client is pinned ([`CLIENT`]) and installed by `.ci/run` in a virtualenv under
-//! `~/.cache/mni/`; `MNI_PYTHON` names another interpreter that has it. Without it the test
+//! The client is pinned ([`CLIENT`]) and installed by `scripts/python-client.sh` (which
+//! `scripts/test.sh` runs) in a virtualenv under `~/.cache/mni/`; `MNI_PYTHON` names another interpreter that has it. Without it the test
 //! fails, saying how to install it.
 
 mod support;
@@ -15,10 +15,10 @@ use std::process::Command;
 use serde_json::Value;
 use support::dev::Dev;
 
-/// The pinned client version (as `.ci/run` installs it).
+/// The pinned client version (as `scripts/python-client.sh` installs it).
 const CLIENT: &str = "37.0.2";
 
-/// `.ci/run`'s virtualenv with the client: `~/.cache/mni/python-kubernetes-CLIENT`.
+/// The virtualenv `scripts/python-client.sh` makes: `~/.cache/mni/python-kubernetes-CLIENT`.
 fn venv() -> PathBuf {
     let cache = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
@@ -49,7 +49,7 @@ fn python_client_models_without_api_version_and_kind() {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
     assert!(
         installed.as_deref() == Some(CLIENT),
-        "the official Python client {CLIENT} is needed at {}: run .ci/run, or `python3 -m venv \
+        "the official Python client {CLIENT} is needed at {}: run scripts/python-client.sh, or `python3 -m venv \
          {venv} && {venv}/bin/pip install kubernetes=={CLIENT}` (or set MNI_PYTHON); found: {}",
         python.display(),
         match &probe {
