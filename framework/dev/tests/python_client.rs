@@ -4,8 +4,8 @@
 //! their kind, as kube-apiserver requires.
 //!
 //! The client is pinned ([`CLIENT`]) and installed by `scripts/python-client.sh` (which
-//! `scripts/test.sh` runs) in a virtualenv under `~/.cache/mni/`; `MNI_PYTHON` names another interpreter that has it. Without it the test
-//! fails, saying how to install it.
+//! `scripts/test.sh` runs) in a virtualenv under `~/.cache/mni/`; `MNI_PYTHON` names another
+//! interpreter that has it. Without it the test fails, saying how to install it.
 
 mod support;
 
