@@ -2,6 +2,7 @@
 //!
 //! - [`names`]: DNS-1123 labels and subdomains and DNS-1035 labels, the shapes of object
 //!   names, namespaces, API groups and service names.
+//! - [`cron`]: CronJob schedules, parsed and stepped as kube-controller-manager does.
 //! - [`net`]: IP addresses and CIDRs ([`net::Cidr`]), with the arithmetic of networks.
 //!
 //! This crate has no dependencies and does no IO; the API server (for its messages), the
@@ -18,5 +19,6 @@
 //! assert!(cidr.contains("10.0.1.200".parse().unwrap()));
 //! ```
 
+pub mod cron;
 pub mod names;
 pub mod net;
