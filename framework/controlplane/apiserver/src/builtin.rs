@@ -266,6 +266,15 @@ kind!(
     no_validation
 );
 
+kind!(JOB, batch::v1::Job, &[], defaults::job, validation::job);
+kind!(
+    CRON_JOB,
+    batch::v1::CronJob,
+    &[],
+    defaults::cron_job,
+    validation::cron_job
+);
+
 /// A kind stored as it is decoded: no field selectors, defaults or validation of its own.
 macro_rules! stored {
     ($($name:ident: $ty:ty),* $(,)?) => {
@@ -280,8 +289,6 @@ stored!(
     POD_TEMPLATE: core::v1::PodTemplate,
     REPLICATION_CONTROLLER: core::v1::ReplicationController,
     CONTROLLER_REVISION: apps::v1::ControllerRevision,
-    JOB: batch::v1::Job,
-    CRON_JOB: batch::v1::CronJob,
     HPA: autoscaling::v2::HorizontalPodAutoscaler,
     PDB: policy::v1::PodDisruptionBudget,
     ENDPOINT_SLICE: discovery::v1::EndpointSlice,

@@ -192,6 +192,96 @@ pub(crate) fn daemon_set(v: &mut Value) {
     template(v);
 }
 
+/// The labels the Job controller finds its pods by (`batch/v1` `JobNameLabel` and
+/// `ControllerUidLabel`, and the legacy unprefixed names kube-apiserver still writes).
+pub(crate) const JOB_NAME_LABELS: &[&str] = &["job-name", "batch.kubernetes.io/job-name"];
+/// See [`JOB_NAME_LABELS`].
+pub(crate) const CONTROLLER_UID_LABELS: &[&str] =
+    &["controller-uid", "batch.kubernetes.io/controller-uid"];
+
+/// Job: `SetDefaults_Job` plus the create strategy's generated selector. Unless
+/// `manualSelector` is true, the pod template is labelled with the Job's name and uid and the
+/// selector matches the uid; a Job without labels of its own takes its template's.
+pub(crate) fn job(v: &mut Value) {
+    let name = at_str(v, &["metadata", "name"]);
+    let uid = at_str(v, &["metadata", "uid"]);
+    let Some(spec) = existing_object(v, &["spec"]) else {
+        return;
+    };
+    let completions_unset = spec.get("completions").is_none_or(Value::is_null);
+    if completions_unset && spec.get("parallelism").is_none_or(Value::is_null) {
+        spec.insert("completions".into(), json!(1));
+    }
+    set_default(spec, "parallelism", json!(1));
+    let per_index = spec
+        .get("backoffLimitPerIndex")
+        .is_some_and(|v| !v.is_null());
+    set_default(
+        spec,
+        "backoffLimit",
+        json!(if per_index { i32::MAX } else { 6 }),
+    );
+    set_default(spec, "completionMode", json!("NonIndexed"));
+    set_default(spec, "suspend", json!(false));
+    let failure_policy = spec.get("podFailurePolicy").is_some_and(|v| !v.is_null());
+    set_default(
+        spec,
+        "podReplacementPolicy",
+        json!(if failure_policy {
+            "Failed"
+        } else {
+            "TerminatingOrFailed"
+        }),
+    );
+    let manual = spec.get("manualSelector").and_then(Value::as_bool) == Some(true);
+    if !manual && !uid.is_empty() {
+        if let Some(labels) = object_at(v, &["spec", "template", "metadata", "labels"]) {
+            for key in JOB_NAME_LABELS {
+                set_default(labels, key, json!(name));
+            }
+            for key in CONTROLLER_UID_LABELS {
+                set_default(labels, key, json!(uid));
+            }
+        }
+        if let Some(match_labels) = object_at(v, &["spec", "selector", "matchLabels"]) {
+            set_default(match_labels, CONTROLLER_UID_LABELS[1], json!(uid));
+        }
+    }
+    let template_labels = existing_object(v, &["spec", "template", "metadata", "labels"])
+        .map(|m| Value::Object(m.clone()));
+    if let (Some(labels), Some(meta)) = (template_labels, existing_object(v, &["metadata"]))
+        && meta
+            .get("labels")
+            .and_then(Value::as_object)
+            .is_none_or(Map::is_empty)
+    {
+        meta.insert("labels".into(), labels);
+    }
+    template(v);
+}
+
+/// CronJob: `SetDefaults_CronJob` (concurrency, suspension, history limits) and pod-spec
+/// defaults in the job template.
+pub(crate) fn cron_job(v: &mut Value) {
+    if let Some(spec) = existing_object(v, &["spec"]) {
+        set_default(spec, "concurrencyPolicy", json!("Allow"));
+        set_default(spec, "suspend", json!(false));
+        set_default(spec, "successfulJobsHistoryLimit", json!(3));
+        set_default(spec, "failedJobsHistoryLimit", json!(1));
+    }
+    if let Some(spec) = existing_object(v, &["spec", "jobTemplate", "spec", "template", "spec"]) {
+        pod_spec(spec);
+    }
+}
+
+fn at_str(v: &Value, path: &[&str]) -> String {
+    path.iter()
+        .try_fold(v, |cur, k| cur.get(*k))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// NetworkPolicy: policy types derived from the rules given, protocols.
 pub(crate) fn network_policy(v: &mut Value) {
     let Some(spec) = existing_object(v, &["spec"]) else {
@@ -229,6 +319,34 @@ mod tests {
         assert_eq!(cs[1]["imagePullPolicy"], "IfNotPresent");
         assert_eq!(cs[1]["ports"][0]["protocol"], "TCP");
         assert_eq!(d["spec"]["template"]["spec"]["restartPolicy"], "Always");
+    }
+
+    #[test]
+    fn jobs_get_a_generated_selector_and_kube_defaults() {
+        let mut v = json!({
+            "metadata": {"name": "pi", "uid": "u-1"},
+            "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "pi", "image": "perl:5"}]}}},
+        });
+        job(&mut v);
+        assert_eq!(v["spec"]["completions"], 1);
+        assert_eq!(v["spec"]["parallelism"], 1);
+        assert_eq!(v["spec"]["backoffLimit"], 6);
+        assert_eq!(v["spec"]["podReplacementPolicy"], "TerminatingOrFailed");
+        assert_eq!(
+            v["spec"]["selector"],
+            json!({"matchLabels": {"batch.kubernetes.io/controller-uid": "u-1"}})
+        );
+        let labels = &v["spec"]["template"]["metadata"]["labels"];
+        assert_eq!(labels["job-name"], "pi");
+        assert_eq!(labels["batch.kubernetes.io/controller-uid"], "u-1");
+        assert_eq!(&v["metadata"]["labels"], labels);
+        assert_eq!(v["spec"]["template"]["spec"]["restartPolicy"], "Never");
+
+        // Parallelism alone leaves completions unset (a work queue).
+        let mut v = json!({"metadata": {"name": "q", "uid": "u-2"}, "spec": {"parallelism": 3, "manualSelector": true, "template": {}}});
+        job(&mut v);
+        assert!(v["spec"].get("completions").is_none());
+        assert!(v["spec"].get("selector").is_none());
     }
 
     #[test]

@@ -237,6 +237,157 @@ pub(crate) fn workload(v: &Value) -> Vec<FieldError> {
     errs
 }
 
+fn non_negative(v: &Value, path: &[&str], errs: &mut Vec<FieldError>) {
+    if let Some(n) = at(v, path).filter(|n| n.as_i64().is_some_and(|n| n < 0)) {
+        errs.push(FieldError::invalid(
+            path.join("."),
+            n.clone(),
+            "must be greater than or equal to 0",
+        ));
+    }
+}
+
+/// A Job's (or job template's) pods must not restart forever: `restartPolicy` is
+/// `OnFailure` or `Never`.
+fn job_restart_policy(spec: Option<&Value>, prefix: &str, errs: &mut Vec<FieldError>) {
+    let path = format!("{prefix}.template.spec.restartPolicy");
+    const SUPPORTED: &[&str] = &["OnFailure", "Never"];
+    match spec.and_then(|s| str_at(s, &["template", "spec", "restartPolicy"])) {
+        None | Some("") => errs.push(FieldError::required(
+            path,
+            "valid values: \"OnFailure\", \"Never\"",
+        )),
+        Some(p) if !SUPPORTED.contains(&p) => errs.push(FieldError::not_supported(
+            path,
+            Value::String(p.into()),
+            SUPPORTED,
+        )),
+        Some(_) => {}
+    }
+}
+
+/// The counts and deadlines of a Job spec.
+fn job_spec_numbers(v: &Value, prefix: &[&str], errs: &mut Vec<FieldError>) {
+    for field in [
+        "parallelism",
+        "completions",
+        "backoffLimit",
+        "ttlSecondsAfterFinished",
+    ] {
+        let path: Vec<&str> = prefix.iter().copied().chain([field]).collect();
+        non_negative(v, &path, errs);
+    }
+    let deadline: Vec<&str> = prefix
+        .iter()
+        .copied()
+        .chain(["activeDeadlineSeconds"])
+        .collect();
+    if let Some(d) = at(v, &deadline).filter(|d| d.as_i64().is_some_and(|n| n <= 0)) {
+        errs.push(FieldError::invalid(
+            deadline.join("."),
+            d.clone(),
+            "must be greater than 0",
+        ));
+    }
+    let spec = at(v, prefix);
+    let mode = spec.and_then(|s| str_at(s, &["completionMode"]));
+    if let Some(m) = mode.filter(|m| !["NonIndexed", "Indexed"].contains(m)) {
+        errs.push(FieldError::not_supported(
+            format!("{}.completionMode", prefix.join(".")),
+            Value::String(m.into()),
+            &["NonIndexed", "Indexed"],
+        ));
+    }
+    if mode == Some("Indexed")
+        && spec
+            .and_then(|s| s.get("completions"))
+            .is_none_or(Value::is_null)
+    {
+        errs.push(FieldError::required(
+            format!("{}.completions", prefix.join(".")),
+            "when completion mode is Indexed",
+        ));
+    }
+}
+
+/// Job: the pod template restarts `OnFailure` or `Never`, counts are not negative, and the
+/// selector (generated unless `manualSelector`) matches the template.
+pub(crate) fn job(v: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    job_spec_numbers(v, &["spec"], &mut errs);
+    job_restart_policy(v.get("spec"), "spec", &mut errs);
+    selector_and_template(v, &mut errs);
+    errs
+}
+
+/// CronJob: a schedule robfig/cron parses (without `TZ=`), a known time zone, a supported
+/// concurrency policy, non-negative limits, a name short enough for its Jobs' names, and a
+/// job template as for a Job.
+pub(crate) fn cron_job(v: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if let Some(name) = str_at(v, &["metadata", "name"]).filter(|n| n.len() > 52) {
+        errs.push(FieldError::invalid(
+            "metadata.name",
+            Value::String(name.into()),
+            "must be no more than 52 characters",
+        ));
+    }
+    match str_at(v, &["spec", "schedule"]) {
+        None | Some("") => errs.push(FieldError::required("spec.schedule", "")),
+        Some(s) if s.starts_with("TZ=") || s.starts_with("CRON_TZ=") => {
+            errs.push(FieldError::invalid(
+                "spec.schedule",
+                Value::String(s.into()),
+                "cannot use TZ or CRON_TZ in schedule, use timeZone field instead",
+            ));
+        }
+        Some(s) => {
+            if let Err(e) = mni_formats::cron::Schedule::parse(s) {
+                errs.push(FieldError::invalid(
+                    "spec.schedule",
+                    Value::String(s.into()),
+                    e.to_string(),
+                ));
+            }
+        }
+    }
+    if let Some(tz) = str_at(v, &["spec", "timeZone"])
+        && jiff::tz::TimeZone::get(tz).is_err()
+    {
+        errs.push(FieldError::invalid(
+            "spec.timeZone",
+            Value::String(tz.into()),
+            format!("unknown time zone {tz}"),
+        ));
+    }
+    const POLICIES: &[&str] = &["Allow", "Forbid", "Replace"];
+    match str_at(v, &["spec", "concurrencyPolicy"]) {
+        None | Some("") => errs.push(FieldError::required("spec.concurrencyPolicy", "")),
+        Some(p) if !POLICIES.contains(&p) => errs.push(FieldError::not_supported(
+            "spec.concurrencyPolicy",
+            Value::String(p.into()),
+            POLICIES,
+        )),
+        Some(_) => {}
+    }
+    for field in [
+        "successfulJobsHistoryLimit",
+        "failedJobsHistoryLimit",
+        "startingDeadlineSeconds",
+    ] {
+        non_negative(v, &["spec", field], &mut errs);
+    }
+    let job_spec = at(v, &["spec", "jobTemplate", "spec"]);
+    job_spec_numbers(v, &["spec", "jobTemplate", "spec"], &mut errs);
+    job_restart_policy(job_spec, "spec.jobTemplate.spec", &mut errs);
+    pod_spec(
+        job_spec.and_then(|s| at(s, &["template", "spec"])),
+        "spec.jobTemplate.spec.template.spec",
+        &mut errs,
+    );
+    errs
+}
+
 /// Role and ClusterRole rules: verbs always; resources and groups, or non-resource URLs.
 pub(crate) fn rbac_rules(v: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
