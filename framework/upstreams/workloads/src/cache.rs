@@ -10,7 +10,9 @@ use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::core::v1::{Endpoints, Pod, Service};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::serde::de::DeserializeOwned;
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
@@ -39,6 +41,9 @@ pub(crate) struct Cache {
     daemon_sets: Store<DaemonSet>,
     services: Store<Service>,
     endpoints: Store<Endpoints>,
+    endpoint_slices: Store<EndpointSlice>,
+    jobs: Store<Job>,
+    cron_jobs: Store<CronJob>,
     /// What the watchers saw since the last [`Cache::take_changes`].
     pending: Arc<Mutex<Pending>>,
     /// The watcher tasks; dropped (aborted) with the cache.
@@ -73,7 +78,7 @@ fn change<K: Resource<DynamicType = ()>>(kind: Kind, obj: &K) -> Change {
         uid: meta.uid.clone().unwrap_or_default(),
         owner: util::controller_of(meta).map(|r| r.uid.clone()),
         labels: match kind {
-            Kind::Pod => meta.labels.clone().unwrap_or_default(),
+            Kind::Pod | Kind::EndpointSlice => meta.labels.clone().unwrap_or_default(),
             _ => BTreeMap::new(),
         },
     }
@@ -156,6 +161,9 @@ impl Cache {
         let daemon_sets = spawn(&mut sink, Kind::DaemonSet);
         let services = spawn(&mut sink, Kind::Service);
         let endpoints = spawn(&mut sink, Kind::Endpoints);
+        let endpoint_slices = spawn(&mut sink, Kind::EndpointSlice);
+        let jobs = spawn(&mut sink, Kind::Job);
+        let cron_jobs = spawn(&mut sink, Kind::CronJob);
         Self {
             pods,
             replica_sets,
@@ -164,6 +172,9 @@ impl Cache {
             daemon_sets,
             services,
             endpoints,
+            endpoint_slices,
+            jobs,
+            cron_jobs,
             pending,
             _tasks: tasks,
         }
@@ -202,6 +213,12 @@ impl Cache {
         svc.await.map_err(|_| Error::NotReady("Service"))?;
         let ep = self.endpoints.wait_until_ready();
         ep.await.map_err(|_| Error::NotReady("Endpoints"))?;
+        let es = self.endpoint_slices.wait_until_ready();
+        es.await.map_err(|_| Error::NotReady("EndpointSlice"))?;
+        let jobs = self.jobs.wait_until_ready();
+        jobs.await.map_err(|_| Error::NotReady("Job"))?;
+        let cj = self.cron_jobs.wait_until_ready();
+        cj.await.map_err(|_| Error::NotReady("CronJob"))?;
         Ok(())
     }
 
@@ -216,6 +233,8 @@ impl Cache {
             self.services.state(),
             self.endpoints.state(),
         )
+        .with_batch(self.jobs.state(), self.cron_jobs.state())
+        .with_endpoint_slices(self.endpoint_slices.state())
     }
 }
 
@@ -283,6 +302,16 @@ pub(crate) struct Snapshot {
     endpoints_by_key: HashMap<(String, String), Arc<Endpoints>>,
     /// The Endpoints (namespace, name) that list a pod, by the pod's namespace and name.
     endpoints_by_pod: HashMap<(String, String), Vec<(String, String)>>,
+    /// All Jobs.
+    pub(crate) jobs: Vec<Arc<Job>>,
+    /// Jobs by uid.
+    job_by_uid: HashMap<String, Arc<Job>>,
+    /// Jobs by the uid of their controller (a CronJob).
+    jobs_by_owner: HashMap<String, Vec<Arc<Job>>>,
+    /// All CronJobs.
+    pub(crate) cron_jobs: Vec<Arc<CronJob>>,
+    /// The EndpointSlices the EndpointSlice controller manages, by namespace and Service name.
+    slices_by_service: HashMap<(String, String), Vec<Arc<EndpointSlice>>>,
 }
 
 fn selector(svc: &Service) -> Option<&BTreeMap<String, String>> {
@@ -398,7 +427,46 @@ impl Snapshot {
                 .map(|e| (owned_key(&e.metadata), e.clone()))
                 .collect(),
             endpoints_by_pod,
+            jobs: Vec::new(),
+            job_by_uid: HashMap::new(),
+            jobs_by_owner: HashMap::new(),
+            cron_jobs: Vec::new(),
+            slices_by_service: HashMap::new(),
         }
+    }
+
+    /// Adds the Jobs and CronJobs.
+    fn with_batch(mut self, jobs: Vec<Arc<Job>>, cron_jobs: Vec<Arc<CronJob>>) -> Self {
+        let jobs = sorted(jobs);
+        for j in &jobs {
+            if let Some(r) = util::controller_of(&j.metadata) {
+                let v = self.jobs_by_owner.entry(r.uid.clone()).or_default();
+                v.push(j.clone());
+            }
+        }
+        self.job_by_uid = by_uid(&jobs);
+        self.jobs = jobs;
+        self.cron_jobs = sorted(cron_jobs);
+        self
+    }
+
+    /// Adds the EndpointSlices the EndpointSlice controller manages.
+    fn with_endpoint_slices(mut self, slices: Vec<Arc<EndpointSlice>>) -> Self {
+        for s in sorted(slices) {
+            let labels = s.metadata.labels.as_ref();
+            let managed = labels.and_then(|l| l.get(crate::endpoints::MANAGED_BY_LABEL))
+                == Some(&crate::endpoints::SLICE_CONTROLLER.to_string());
+            let service = labels.and_then(|l| l.get(crate::endpoints::SERVICE_NAME_LABEL));
+            if let (true, Some(service)) = (managed, service) {
+                let ns = s.metadata.namespace.clone().unwrap_or_default();
+                let v = self
+                    .slices_by_service
+                    .entry((ns, service.clone()))
+                    .or_default();
+                v.push(s.clone());
+            }
+        }
+        self
     }
 
     /// The pods controlled by the object with `uid`.
@@ -413,6 +481,23 @@ impl Snapshot {
             .get(uid)
             .cloned()
             .unwrap_or_default()
+    }
+
+    /// The Jobs controlled by the CronJob with `uid`.
+    pub(crate) fn jobs_of(&self, uid: Option<&str>) -> &[Arc<Job>] {
+        uid.and_then(|u| self.jobs_by_owner.get(u))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// Looks up a Job by uid.
+    pub(crate) fn job(&self, uid: &str) -> Option<&Job> {
+        self.job_by_uid.get(uid).map(AsRef::as_ref)
+    }
+
+    /// The managed EndpointSlices of the Service `ns/name`.
+    pub(crate) fn slices_of(&self, ns: &str, name: &str) -> &[Arc<EndpointSlice>] {
+        let k = (ns.to_string(), name.to_string());
+        self.slices_by_service.get(&k).map_or(&[], Vec::as_slice)
     }
 
     /// The uid of the controller of the ReplicaSet with `uid`, if both exist.

@@ -4,13 +4,24 @@
 //! `targetRef`, `nodeName` and `hostname`, and ports resolved from `targetPort` by number
 //! or by container-port name. Subsets are repacked by port set, addresses sorted by IP.
 //!
+//! Beside them, as kube-controller-manager's EndpointSlice controller does, the same pods as
+//! `discovery.k8s.io/v1` EndpointSlices: one per set of ports (a placeholder without
+//! endpoints for a Service that selects none), named by `generateName` after the Service,
+//! labelled `kubernetes.io/service-name` and `endpointslice.kubernetes.io/managed-by:
+//! endpointslice-controller.k8s.io`, controlled by the Service (so they go with it), each
+//! endpoint with its `ready`/`serving`/`terminating` conditions, node and pod.
+//!
 //! Endpoints of Services without a selector belong to the user and are never touched;
-//! Endpoints this simulator wrote are deleted when their Service goes away.
+//! Endpoints and EndpointSlices this simulator wrote are deleted when their Service goes away
+//! or loses its selector.
 
 use std::collections::{BTreeMap, HashSet};
 
 use k8s_openapi::api::core::v1::{
     EndpointAddress, EndpointPort, EndpointSubset, Endpoints, ObjectReference, Pod, Service,
+};
+use k8s_openapi::api::discovery::v1::{
+    Endpoint, EndpointConditions, EndpointPort as SlicePort, EndpointSlice,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -22,6 +33,13 @@ use crate::ops::{self, Outcome};
 use crate::scope::Scope;
 use crate::util;
 use futures::future::BoxFuture;
+
+/// The label naming an EndpointSlice's Service.
+pub(crate) const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
+/// The label naming the controller that manages an EndpointSlice.
+pub(crate) const MANAGED_BY_LABEL: &str = "endpointslice.kubernetes.io/managed-by";
+/// kube-controller-manager's EndpointSlice controller, as it names itself in that label.
+pub(crate) const SLICE_CONTROLLER: &str = "endpointslice-controller.k8s.io";
 
 /// Errors of the Endpoints controller.
 #[derive(Debug, thiserror::Error)]
@@ -81,10 +99,21 @@ pub(crate) async fn sync(
         let uid = snap
             .endpoints(&ns, &name)
             .and_then(|e| e.metadata.uid.clone());
+        let slices: Api<EndpointSlice> = Api::namespaced(client.clone(), &ns);
+        let mut done = true;
+        for slice in snap.slices_of(&ns, &name) {
+            let slice_name = slice.metadata.name.as_deref().unwrap_or_default();
+            let slice_uid = slice.metadata.uid.as_deref();
+            if let Err(e) = ops::delete(&slices, slice_name, slice_uid, out).await {
+                out.failed(&format!("endpointslice {ns}/{slice_name}"), &e);
+                done = false;
+            }
+        }
         match ops::delete(&api, &name, uid.as_deref(), out).await {
-            Ok(()) => {
+            Ok(()) if done => {
                 managed.remove(&(ns, name));
             }
+            Ok(()) => {}
             Err(e) => out.failed(&format!("endpoints {ns}/{name}"), &e),
         }
     }
@@ -222,6 +251,7 @@ async fn sync_one(
     let ns = svc.metadata.namespace.as_deref().unwrap_or_default();
     let name = svc.metadata.name.as_deref().unwrap_or_default();
     let want = subsets(svc, snap.pods_for_service(svc));
+    let slices_done = sync_slices(client, snap, svc, &want, out).await?;
     let mut labels = svc.metadata.labels.clone().unwrap_or_default();
     let headless = svc.spec.as_ref().and_then(|s| s.cluster_ip.as_deref()) == Some("None");
     if headless {
@@ -239,13 +269,13 @@ async fn sync_one(
                 },
                 subsets: (!want.is_empty()).then_some(want),
             };
-            return Ok(ops::create(&api, &ep, out).await?.is_some());
+            return Ok(ops::create(&api, &ep, out).await?.is_some() && slices_done);
         }
         Some(cur) => {
             let cur_labels = cur.metadata.labels.clone().unwrap_or_default();
             let cur_subsets = cur.subsets.clone().unwrap_or_default();
             if cur_labels == labels && cur_subsets == want {
-                return Ok(true);
+                return Ok(slices_done);
             }
             let mut label_patch: Map<String, Value> = labels
                 .iter()
@@ -259,7 +289,137 @@ async fn sync_one(
                 "metadata": {"labels": label_patch},
                 "subsets": if want.is_empty() { Value::Null } else { serde_json::to_value(&want).map_err(ops::Error::from)? },
             });
-            Ok(ops::patch(&api, name, &body, false, out).await?.is_some())
+            Ok(ops::patch(&api, name, &body, false, out).await?.is_some() && slices_done)
         }
     }
+}
+
+/// One slice's worth of endpoints: an Endpoints address as a slice endpoint.
+fn slice_endpoint(a: &EndpointAddress, ready: bool) -> Endpoint {
+    Endpoint {
+        addresses: vec![a.ip.clone()],
+        conditions: Some(EndpointConditions {
+            ready: Some(ready),
+            serving: Some(ready),
+            terminating: Some(false),
+        }),
+        hostname: a.hostname.clone(),
+        node_name: a.node_name.clone(),
+        target_ref: a.target_ref.clone(),
+        ..Default::default()
+    }
+}
+
+/// The EndpointSlices `svc` should have: one per subset (a set of ports), or one placeholder.
+fn desired_slices(svc: &Service, subsets: &[EndpointSubset]) -> Vec<EndpointSlice> {
+    let ns = svc.metadata.namespace.clone();
+    let name = svc.metadata.name.clone().unwrap_or_default();
+    let mut labels = svc.metadata.labels.clone().unwrap_or_default();
+    labels.insert(SERVICE_NAME_LABEL.into(), name.clone());
+    labels.insert(MANAGED_BY_LABEL.into(), SLICE_CONTROLLER.into());
+    let spec = svc.spec.as_ref();
+    if spec.and_then(|s| s.cluster_ip.as_deref()) == Some("None") {
+        labels.insert("service.kubernetes.io/headless".into(), String::new());
+    }
+    let ipv6 = spec
+        .and_then(|s| s.ip_families.as_ref())
+        .and_then(|f| f.first())
+        .is_some_and(|f| f == "IPv6");
+    let owner = util::owner_ref("v1", "Service", &svc.metadata);
+    let slice = |endpoints: Vec<Endpoint>, ports: Option<Vec<SlicePort>>| EndpointSlice {
+        metadata: ObjectMeta {
+            generate_name: Some(format!("{name}-")),
+            namespace: ns.clone(),
+            labels: Some(labels.clone()),
+            owner_references: Some(vec![owner.clone()]),
+            ..Default::default()
+        },
+        address_type: if ipv6 { "IPv6" } else { "IPv4" }.into(),
+        endpoints: (!endpoints.is_empty()).then_some(endpoints),
+        ports,
+    };
+    if subsets.is_empty() {
+        return vec![slice(Vec::new(), None)];
+    }
+    subsets
+        .iter()
+        .map(|sub| {
+            let ready = sub
+                .addresses
+                .iter()
+                .flatten()
+                .map(|a| slice_endpoint(a, true));
+            let not_ready = sub.not_ready_addresses.iter().flatten();
+            let endpoints = ready
+                .chain(not_ready.map(|a| slice_endpoint(a, false)))
+                .collect();
+            let ports = sub.ports.as_ref().map(|ps| {
+                ps.iter()
+                    .map(|p| SlicePort {
+                        name: Some(p.name.clone().unwrap_or_default()),
+                        port: Some(p.port),
+                        protocol: p.protocol.clone(),
+                        app_protocol: p.app_protocol.clone(),
+                    })
+                    .collect()
+            });
+            slice(endpoints, ports)
+        })
+        .collect()
+}
+
+/// Whether a stored slice already says what `want` says.
+fn same_slice(cur: &EndpointSlice, want: &EndpointSlice) -> bool {
+    cur.endpoints == want.endpoints
+        && cur.ports == want.ports
+        && cur.address_type == want.address_type
+        && cur.metadata.labels == want.metadata.labels
+}
+
+/// Writes the EndpointSlices of `svc` for `subsets`; `Ok(false)` when a write was skipped.
+async fn sync_slices(
+    client: &kube::Client,
+    snap: &Snapshot,
+    svc: &Service,
+    subsets: &[EndpointSubset],
+    out: &mut Outcome,
+) -> Result<bool, Error> {
+    let ns = svc.metadata.namespace.as_deref().unwrap_or_default();
+    let name = svc.metadata.name.as_deref().unwrap_or_default();
+    let api: Api<EndpointSlice> = Api::namespaced(client.clone(), ns);
+    let mut want = desired_slices(svc, subsets);
+    let mut stale: Vec<&EndpointSlice> = Vec::new();
+    // Slices already right stay; the others are rewritten in place, then created or deleted.
+    for cur in snap.slices_of(ns, name) {
+        match want.iter().position(|w| same_slice(cur, w)) {
+            Some(i) => {
+                want.remove(i);
+            }
+            None => stale.push(cur),
+        }
+    }
+    let mut done = true;
+    let mut stale = stale.into_iter();
+    for w in want {
+        match stale.next() {
+            Some(cur) => {
+                let body = json!({
+                    "metadata": {"labels": w.metadata.labels},
+                    "addressType": w.address_type,
+                    "endpoints": w.endpoints,
+                    "ports": w.ports,
+                });
+                let cur_name = cur.metadata.name.as_deref().unwrap_or_default();
+                done &= ops::patch(&api, cur_name, &body, false, out)
+                    .await?
+                    .is_some();
+            }
+            None => done &= ops::create(&api, &w, out).await?.is_some(),
+        }
+    }
+    for cur in stale {
+        let cur_name = cur.metadata.name.as_deref().unwrap_or_default();
+        ops::delete(&api, cur_name, cur.metadata.uid.as_deref(), out).await?;
+    }
+    Ok(done)
 }

@@ -3,8 +3,9 @@
 //! mNi's API server stores objects but runs no controllers and no kubelet: a Deployment
 //! never gets pods. The simulator is the missing half, as a plain API client (kube-rs), so
 //! it works against any API server: it plays kube-controller-manager's Deployment,
-//! ReplicaSet, StatefulSet, DaemonSet and Endpoints controllers and a kubelet on one fake
-//! node (`mni-dev`). Pods are never run; they are bound to the node and given the status a
+//! ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, Endpoints and EndpointSlice
+//! controllers and a kubelet on one fake node (`mni-dev`, registered as a `Node` with a
+//! heartbeat `Lease`). Pods are never run; they are bound to the node and given the status a
 //! kubelet would write (Running, pod IPs from 10.244.0.0/16, Ready conditions, container
 //! statuses), so `kubectl rollout status`, `kubectl wait --for=condition=Available` and
 //! Service → Endpoints lookups behave as on a real cluster.
@@ -32,6 +33,10 @@
 //!   workload) or through a new rollout (on the template).
 //! - [`READY_DELAY_ANNOTATION`] `simulate.mni.dev/ready-delay: "2s"` — containers run at
 //!   once but become ready only this long after the pod started (`500ms`, `2s`, `1m30s`).
+//! - [`RUN_DURATION_ANNOTATION`] `simulate.mni.dev/run-duration: "5s"` — containers of a pod
+//!   that does not restart `Always` exit after this long (a Job's pods: after
+//!   [`DEFAULT_JOB_RUN`] without it), with code 0, or 1 when the pod is also asked to fail:
+//!   a Job then retries with kube's back-off up to its `backoffLimit`.
 //!
 //! # How it works
 //!
@@ -49,9 +54,12 @@
 //! looked at again in the next pass, from fresh state (`ops`).
 
 mod cache;
+mod cronjob;
 mod daemonset;
 mod deployment;
 mod endpoints;
+mod job;
+mod node;
 mod ops;
 mod pods;
 mod replicaset;
@@ -74,6 +82,14 @@ pub const FAIL_ANNOTATION: &str = "simulate.mni.dev/fail";
 
 /// Annotation that delays container readiness after start (e.g. `"2s"`).
 pub const READY_DELAY_ANNOTATION: &str = "simulate.mni.dev/ready-delay";
+
+/// Annotation that makes the containers of a pod with `restartPolicy` `Never` or `OnFailure`
+/// exit after running this long (e.g. `"5s"`). Pods of a Job exit after
+/// [`DEFAULT_JOB_RUN`] without it; other pods run until deleted.
+pub const RUN_DURATION_ANNOTATION: &str = "simulate.mni.dev/run-duration";
+
+/// How long the containers of a Job's pods run when no run-duration annotation says.
+pub const DEFAULT_JOB_RUN: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The default name of the simulated node.
 pub const DEFAULT_NODE_NAME: &str = "mni-dev";
@@ -112,6 +128,7 @@ pub struct Simulator {
     node_name: String,
     node_ip: String,
     namespace: Option<String>,
+    register_node: bool,
 }
 
 impl std::fmt::Debug for Simulator {
@@ -120,6 +137,7 @@ impl std::fmt::Debug for Simulator {
             .field("node_name", &self.node_name)
             .field("node_ip", &self.node_ip)
             .field("namespace", &self.namespace)
+            .field("register_node", &self.register_node)
             .finish_non_exhaustive()
     }
 }
@@ -140,7 +158,15 @@ impl Simulator {
             node_name: DEFAULT_NODE_NAME.to_string(),
             node_ip: DEFAULT_NODE_IP.to_string(),
             namespace: None,
+            register_node: true,
         }
+    }
+
+    /// Whether to register the node (a `Node` object and its heartbeat `Lease`, as kubelet
+    /// does); on by default, and only ever done by a simulator of all namespaces.
+    pub fn with_node_registration(mut self, register: bool) -> Self {
+        self.register_node = register;
+        self
     }
 
     /// Sets the name of the simulated node (pods are bound to it; pods bound to other nodes
@@ -174,6 +200,15 @@ impl Simulator {
             .list(&ListParams::default().limit(1))
             .await
             .map_err(Error::Connect)?;
+        // Dropped (and so stopped) when `run` returns.
+        let mut heartbeat = tokio::task::JoinSet::new();
+        if self.register_node && self.namespace.is_none() {
+            heartbeat.spawn(node::heartbeat(
+                self.client.clone(),
+                self.node_name.clone(),
+                self.node_ip.clone(),
+            ));
+        }
         let notify = Arc::new(Notify::new());
         let cache = cache::Cache::start(&self.client, self.namespace.as_deref(), &notify);
         tokio::pin!(shutdown);
@@ -279,6 +314,8 @@ impl Simulator {
             name: &self.node_name,
             ip: &self.node_ip,
         };
+        job::sync(client, snap, scope, &state.expectations, now, &mut out).await;
+        cronjob::sync(client, snap, scope, now, &mut out).await;
         pods::sync(client, &node, snap, scope, &mut state.ips, now, &mut out).await;
         endpoints::sync(client, snap, scope, &mut state.endpoints, &mut out).await;
         if out.writes > 0 {

@@ -1,6 +1,9 @@
 //! The fake kubelet: binds unscheduled pods to the simulated node and writes the status a
 //! kubelet would (`Running`, IPs, conditions, container statuses), or a crash loop when the
-//! failure-injection annotation asks for one.
+//! failure-injection annotation asks for one. Containers of pods that do not restart
+//! `Always` and have a run duration (a Job's pods, or the run-duration annotation) exit when
+//! it is over: `Succeeded` with exit code 0, or `Failed` with 1 when asked to fail
+//! (`OnFailure` pods asked to fail crash-loop instead, as kubelet restarts them).
 //!
 //! Pods bound to another node are left alone. The status is a pure function of the pod, its
 //! owners' annotations and the time, with timestamps carried over from the previous status,
@@ -233,6 +236,12 @@ pub(crate) fn behaviour(pod: &Pod, snap: &Snapshot) -> Behaviour {
                 b.absorb(s.metadata.annotations.as_ref(), &mut delay_set);
             }
         }
+        "Job" => {
+            if let Some(j) = snap.job(&owner.uid) {
+                b.absorb(j.metadata.annotations.as_ref(), &mut delay_set);
+            }
+            b.run_for.get_or_insert(crate::DEFAULT_JOB_RUN);
+        }
         _ => {}
     }
     b
@@ -331,6 +340,19 @@ fn desired_status(
     let spec = pod.spec.clone().unwrap_or_default();
     let mut wake = None;
     let ready_at = util::add(start, b.ready_delay);
+    let policy = spec.restart_policy.as_deref().unwrap_or("Always");
+    // Containers that exit: not restarted `Always`, nor asked to fail under `OnFailure`
+    // (kubelet restarts those in place: a crash loop).
+    let exits = policy == "Never" || (policy == "OnFailure" && !b.fail);
+    // When the containers of a pod that does not restart exit, and with which code.
+    let exit = b
+        .run_for
+        .filter(|_| exits)
+        .map(|d| (util::add(start, d), i32::from(b.fail)));
+    let exited = exit.filter(|(at, _)| *at <= now);
+    if let Some((at, _)) = exit.filter(|(at, _)| *at > now) {
+        wake = Some(at);
+    }
     let old_statuses = old.and_then(|s| s.container_statuses.as_ref());
     let mut statuses = Vec::new();
     let mut unready = Vec::new();
@@ -348,7 +370,32 @@ fn desired_status(
             image_id,
             ..Default::default()
         };
-        if b.fail {
+        if let Some((finished, code)) = exited {
+            let started_at = prev
+                .and_then(|s| s.state.as_ref())
+                .and_then(|s| s.running.as_ref())
+                .and_then(|r| r.started_at.clone())
+                .unwrap_or_else(|| time(start));
+            let cid = format!(
+                "containerd://{}",
+                util::fake_digest(&format!("{uid}/{}/{prev_restarts}", c.name))
+            );
+            st.container_id = Some(cid.clone());
+            st.restart_count = prev_restarts;
+            st.started = Some(false);
+            st.state = Some(ContainerState {
+                terminated: Some(ContainerStateTerminated {
+                    container_id: Some(cid),
+                    exit_code: code,
+                    reason: Some(if code == 0 { "Completed" } else { "Error" }.into()),
+                    started_at: Some(started_at),
+                    finished_at: Some(time(finished)),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            });
+            unready.push(c.name.clone());
+        } else if b.fail {
             let (restarts, backoff, next) = crash_loop(util::elapsed(start, now));
             let restarts = restarts.max(prev_restarts);
             wake = util::earliest(wake, Some(util::add(start, next)));
@@ -447,10 +494,19 @@ fn desired_status(
             .collect()
     });
     let ready = unready.is_empty();
-    let msg = Some(format!(
-        "containers with unready status: [{}]",
-        unready.join(" ")
-    ));
+    let phase = match exited {
+        Some((_, 0)) => "Succeeded",
+        Some(_) => "Failed",
+        None => "Running",
+    };
+    // kubelet's reason for a pod whose containers all completed.
+    let not_ready_reason = if phase == "Succeeded" {
+        "PodCompleted"
+    } else {
+        "ContainersNotReady"
+    };
+    let msg = (phase != "Succeeded")
+        .then(|| format!("containers with unready status: [{}]", unready.join(" ")));
     let conditions = vec![
         condition(old, "PodReadyToStartContainers", true, None, None, now),
         condition(old, "Initialized", true, None, None, now),
@@ -458,7 +514,7 @@ fn desired_status(
             old,
             "Ready",
             ready,
-            Some("ContainersNotReady"),
+            Some(not_ready_reason),
             msg.clone(),
             now,
         ),
@@ -466,14 +522,14 @@ fn desired_status(
             old,
             "ContainersReady",
             ready,
-            Some("ContainersNotReady"),
+            Some(not_ready_reason),
             msg,
             now,
         ),
         condition(old, "PodScheduled", true, None, None, now),
     ];
     let mut status = old.cloned().unwrap_or_default();
-    status.phase = Some("Running".into());
+    status.phase = Some(phase.into());
     status.conditions = Some(conditions);
     status.host_ip = Some(host_ip.to_string());
     status.host_ips = Some(vec![HostIP {

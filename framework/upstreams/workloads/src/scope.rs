@@ -7,10 +7,12 @@
 //!
 //! - a pod: the pod (kubelet), its controller and that one's controller (counts, rollout),
 //!   and the Services that select it or whose Endpoints list it;
-//! - a ReplicaSet, StatefulSet or DaemonSet: itself, its controller, and its pods (their
-//!   failure-injection annotations are read through the owner chain);
+//! - a ReplicaSet, StatefulSet, DaemonSet or Job: itself, its controller (a Job's CronJob),
+//!   and its pods (their failure-injection annotations are read through the owner chain);
+//! - a CronJob: itself;
 //! - a Deployment: itself, its ReplicaSets and their pods;
-//! - a Service or Endpoints: the Service's Endpoints.
+//! - a Service, its Endpoints or one of its EndpointSlices: the Service's Endpoints and
+//!   EndpointSlices.
 //!
 //! A relist, a timed transition and the periodic resync make a full pass ([`Scope::all`]);
 //! objects whose write was skipped or failed are carried into the next pass
@@ -39,6 +41,12 @@ pub(crate) enum Kind {
     Service,
     /// An Endpoints object.
     Endpoints,
+    /// An EndpointSlice.
+    EndpointSlice,
+    /// A Job.
+    Job,
+    /// A CronJob.
+    CronJob,
 }
 
 /// One watch event, reduced to what [`Scope::of`] needs.
@@ -54,7 +62,8 @@ pub(crate) struct Change {
     pub(crate) uid: String,
     /// The uid of its controller, if it has one.
     pub(crate) owner: Option<String>,
-    /// Its labels (pods only: they decide which Services select it).
+    /// Its labels (pods: they decide which Services select it; EndpointSlices: they name
+    /// their Service).
     pub(crate) labels: BTreeMap<String, String>,
 }
 
@@ -62,7 +71,7 @@ pub(crate) struct Change {
 #[derive(Debug, Default)]
 pub(crate) struct Scope {
     all: bool,
-    /// Deployments, ReplicaSets, StatefulSets and DaemonSets, by uid.
+    /// Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs and CronJobs, by uid.
     controllers: HashSet<String>,
     /// Pods, by uid.
     pods: HashSet<String>,
@@ -109,7 +118,7 @@ impl Scope {
                         s.services.insert(svc.clone());
                     }
                 }
-                Kind::ReplicaSet | Kind::StatefulSet | Kind::DaemonSet => {
+                Kind::ReplicaSet | Kind::StatefulSet | Kind::DaemonSet | Kind::Job => {
                     s.controllers.insert(c.uid.clone());
                     if let Some(owner) = &c.owner {
                         s.controllers.insert(owner.clone());
@@ -125,8 +134,16 @@ impl Scope {
                         }
                     }
                 }
+                Kind::CronJob => {
+                    s.controllers.insert(c.uid.clone());
+                }
                 Kind::Service | Kind::Endpoints => {
                     s.services.insert((c.namespace.clone(), c.name.clone()));
+                }
+                Kind::EndpointSlice => {
+                    if let Some(svc) = c.labels.get(crate::endpoints::SERVICE_NAME_LABEL) {
+                        s.services.insert((c.namespace.clone(), svc.clone()));
+                    }
                 }
             }
         }

@@ -11,7 +11,7 @@ use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use crate::{FAIL_ANNOTATION, READY_DELAY_ANNOTATION};
+use crate::{FAIL_ANNOTATION, READY_DELAY_ANNOTATION, RUN_DURATION_ANNOTATION};
 
 /// Errors of the pure helpers.
 #[derive(Debug, thiserror::Error)]
@@ -172,6 +172,9 @@ pub(crate) struct Behaviour {
     pub(crate) fail: bool,
     /// Containers become ready this long after the pod started.
     pub(crate) ready_delay: Duration,
+    /// Containers of a pod that does not restart `Always` exit this long after the pod
+    /// started (with 0, or 1 when `fail`); `None`: they run until deleted.
+    pub(crate) run_for: Option<Duration>,
 }
 
 impl Behaviour {
@@ -183,6 +186,14 @@ impl Behaviour {
         delay_set: &mut bool,
     ) {
         let Some(a) = annotations else { return };
+        if self.run_for.is_none()
+            && let Some(v) = a.get(RUN_DURATION_ANNOTATION)
+        {
+            match parse_duration(v) {
+                Ok(d) => self.run_for = Some(d),
+                Err(e) => tracing::debug!(error = %e, "ignoring {RUN_DURATION_ANNOTATION}"),
+            }
+        }
         if a.get(FAIL_ANNOTATION)
             .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
         {

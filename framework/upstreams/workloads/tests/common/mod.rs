@@ -157,7 +157,9 @@ pub fn workload(kind: &str, name: &str, spec: Value, pod_spec: Value) -> Value {
 /// The resourceVersions of everything the simulator writes, keyed by kind/name.
 pub async fn versions(env: &Env) -> Vec<(String, String)> {
     use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+    use k8s_openapi::api::batch::v1::{CronJob, Job};
     use k8s_openapi::api::core::v1::{Endpoints, Pod};
+    use k8s_openapi::api::discovery::v1::EndpointSlice;
     let mut out = Vec::new();
     macro_rules! collect {
         ($k:ty) => {
@@ -179,6 +181,9 @@ pub async fn versions(env: &Env) -> Vec<(String, String)> {
     collect!(DaemonSet);
     collect!(Pod);
     collect!(Endpoints);
+    collect!(EndpointSlice);
+    collect!(Job);
+    collect!(CronJob);
     out.sort();
     out
 }
