@@ -151,7 +151,10 @@ fn job_for(cj: &CronJob, at: Timestamp, tz: &TimeZone) -> Job {
     let meta = template.metadata.unwrap_or_default();
     let mut annotations = meta.annotations.unwrap_or_default();
     // Go's RFC 3339: `Z` for a zero offset.
-    let stamp = at.to_zoned(tz.clone()).strftime("%Y-%m-%dT%H:%M:%S%:z").to_string();
+    let stamp = at
+        .to_zoned(tz.clone())
+        .strftime("%Y-%m-%dT%H:%M:%S%:z")
+        .to_string();
     let stamp = match stamp.strip_suffix("+00:00") {
         Some(local) => format!("{local}Z"),
         None => stamp,
@@ -351,10 +354,7 @@ mod tests {
         let job = job_for(&cj, at, &TimeZone::UTC);
         assert_eq!(job.metadata.name.as_deref(), Some("backup-29936760"));
         let annotations = job.metadata.annotations.expect("annotations");
-        assert_eq!(
-            annotations[SCHEDULED_TIMESTAMP],
-            "2026-12-02T10:00:00Z"
-        );
+        assert_eq!(annotations[SCHEDULED_TIMESTAMP], "2026-12-02T10:00:00Z");
         assert_eq!(job.metadata.labels.expect("labels")["app"], "backup");
     }
 }
