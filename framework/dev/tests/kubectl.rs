@@ -923,3 +923,103 @@ fn generally_available_built_in_kinds_through_kubectl() {
     let explain = dev.ok(&["explain", "pvc.spec.accessModes"]);
     assert!(explain.contains("accessModes"), "{explain}");
 }
+
+#[test]
+fn jobs_cron_jobs_endpoint_slices_and_the_node_through_kubectl() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dev = Dev::up(tmp.path());
+    dev.ok(&[
+        "create",
+        "job",
+        "pi",
+        "--image=perl:5.34",
+        "--",
+        "perl",
+        "-Mbignum=bpi",
+        "-wle",
+        "print bpi(20)",
+    ]);
+    dev.ok(&[
+        "wait",
+        "--for=condition=complete",
+        "job/pi",
+        "--timeout=60s",
+    ]);
+    let jobs = dev.ok(&["get", "job", "pi"]);
+    assert!(jobs.contains("Complete") && jobs.contains("1/1"), "{jobs}");
+    let pods = dev.ok(&["get", "pods", "-l", "job-name=pi"]);
+    assert!(pods.contains("Completed"), "{pods}");
+
+    dev.ok(&[
+        "create",
+        "cronjob",
+        "tick",
+        "--image=busybox",
+        "--schedule=*/5 * * * *",
+        "--",
+        "true",
+    ]);
+    let manual = dev.ok(&["create", "job", "manual", "--from=cronjob/tick"]);
+    assert!(manual.contains("job.batch/manual created"), "{manual}");
+    dev.ok(&[
+        "wait",
+        "--for=condition=complete",
+        "job/manual",
+        "--timeout=60s",
+    ]);
+    let refused = dev.kubectl(&[
+        "create",
+        "cronjob",
+        "never",
+        "--image=busybox",
+        "--schedule=61 * * * *",
+        "--",
+        "true",
+    ]);
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains(
+            "spec.schedule: Invalid value: \"61 * * * *\": end of range (61) above maximum (59): 61"
+        ),
+        "{stderr}"
+    );
+
+    let nodes = dev.ok(&["get", "nodes"]);
+    assert!(
+        nodes
+            .lines()
+            .any(|l| l.starts_with("mni-dev") && l.contains(" Ready ")),
+        "{nodes}"
+    );
+    let described = dev.ok(&["describe", "node", "mni-dev"]);
+    assert!(described.contains("KubeletReady"), "{described}");
+
+    dev.ok(&[
+        "create",
+        "deployment",
+        "web",
+        "--image=nginx:1.27",
+        "--port=80",
+    ]);
+    dev.ok(&["expose", "deployment", "web", "--port=80"]);
+    dev.ok(&["rollout", "status", "deployment/web", "--timeout=60s"]);
+    dev.ok(&[
+        "wait",
+        "--for=jsonpath={.endpoints[0].conditions.ready}=true",
+        "endpointslice",
+        "-l",
+        "kubernetes.io/service-name=web",
+        "--timeout=60s",
+    ]);
+    let slices = dev.ok(&[
+        "get",
+        "endpointslices",
+        "-l",
+        "kubernetes.io/service-name=web",
+    ]);
+    assert!(
+        slices.contains("IPv4") && slices.contains("10.244."),
+        "{slices}"
+    );
+}

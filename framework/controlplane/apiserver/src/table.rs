@@ -57,6 +57,138 @@ fn len(obj: &Value, ptr: &str) -> usize {
     }
 }
 
+/// A terminated container's reason as kubectl shows it: its reason, else its signal or exit
+/// code.
+fn terminated_reason(t: &Value, prefix: &str) -> String {
+    match t
+        .get("reason")
+        .and_then(Value::as_str)
+        .filter(|r| !r.is_empty())
+    {
+        Some(r) => format!("{prefix}{r}"),
+        None => match t.get("signal").and_then(Value::as_i64).filter(|s| *s != 0) {
+            Some(sig) => format!("{prefix}Signal:{sig}"),
+            None => format!("{prefix}ExitCode:{}", int(t, "/exitCode")),
+        },
+    }
+}
+
+/// The READY, STATUS and RESTARTS cells of a pod, as kube-apiserver's `printPod` computes
+/// them: the phase (or the pod's reason), then the first unfinished init container
+/// (`Init:1/2`, `Init:CrashLoopBackOff`), else the last container that is waiting or
+/// terminated (`CrashLoopBackOff`, `Completed`, `Error`, `ExitCode:2`), `Running`/`NotReady`
+/// for a pod with completed and running containers, `Terminating` while it is deleted;
+/// restarts with how long ago the last one was.
+fn pod_cells(o: &Value) -> (String, String, String) {
+    let empty = Vec::new();
+    let statuses = o
+        .pointer("/status/containerStatuses")
+        .and_then(Value::as_array)
+        .unwrap_or(&empty);
+    let init_statuses = o
+        .pointer("/status/initContainerStatuses")
+        .and_then(Value::as_array)
+        .unwrap_or(&empty);
+    let total = len(o, "/spec/containers");
+    let phase = s(o, "/status/phase");
+    let mut reason = match s(o, "/status/reason") {
+        r if r.is_empty() => phase.clone(),
+        r => r,
+    };
+    let mut restarts = 0i64;
+    let mut last_restart: Option<String> = None;
+    let mut note_restart = |c: &Value, restarts: &mut i64| {
+        *restarts += int(c, "/restartCount");
+        if let Some(f) = c
+            .pointer("/lastState/terminated/finishedAt")
+            .and_then(Value::as_str)
+            && last_restart.as_deref().is_none_or(|l| f > l)
+        {
+            last_restart = Some(f.to_string());
+        }
+    };
+    let mut initializing = false;
+    let init_count = len(o, "/spec/initContainers");
+    for (i, c) in init_statuses.iter().enumerate() {
+        note_restart(c, &mut restarts);
+        let terminated = c.pointer("/state/terminated");
+        let waiting = c
+            .pointer("/state/waiting/reason")
+            .and_then(Value::as_str)
+            .filter(|r| !r.is_empty() && *r != "PodInitializing");
+        if terminated.is_some_and(|t| int(t, "/exitCode") == 0) {
+            continue;
+        }
+        if c["started"] == true
+            && o.pointer(&format!("/spec/initContainers/{i}/restartPolicy"))
+                .and_then(Value::as_str)
+                == Some("Always")
+        {
+            continue;
+        }
+        initializing = true;
+        reason = match (terminated, waiting) {
+            (Some(t), _) => terminated_reason(t, "Init:"),
+            (None, Some(w)) => format!("Init:{w}"),
+            (None, None) => format!("Init:{i}/{init_count}"),
+        };
+        break;
+    }
+    let initialized = o
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c["type"] == "Initialized" && c["status"] == "True")
+        });
+    let mut ready = 0;
+    if !initializing || initialized {
+        restarts = 0;
+        let mut running = false;
+        for c in statuses.iter().rev() {
+            note_restart(c, &mut restarts);
+            let waiting = c
+                .pointer("/state/waiting/reason")
+                .and_then(Value::as_str)
+                .filter(|r| !r.is_empty());
+            if let Some(w) = waiting {
+                reason = w.to_string();
+            } else if let Some(t) = c.pointer("/state/terminated") {
+                reason = terminated_reason(t, "");
+            } else if c["ready"] == true && c.pointer("/state/running").is_some() {
+                running = true;
+                ready += 1;
+            }
+        }
+        if reason == "Completed" && running {
+            let pod_ready = o
+                .pointer("/status/conditions")
+                .and_then(Value::as_array)
+                .is_some_and(|cs| {
+                    cs.iter()
+                        .any(|c| c["type"] == "Ready" && c["status"] == "True")
+                });
+            reason = if pod_ready { "Running" } else { "NotReady" }.into();
+        }
+    }
+    if object::meta_str(o, "deletionTimestamp").is_some()
+        && !matches!(phase.as_str(), "Succeeded" | "Failed")
+    {
+        reason = "Terminating".into();
+    }
+    let restarts = match last_restart.and_then(|t| t.parse::<jiff::Timestamp>().ok()) {
+        Some(t) if restarts != 0 => {
+            let secs = jiff::Timestamp::now().as_second() - t.as_second();
+            format!(
+                "{restarts} ({} ago)",
+                mni_apimachinery::human_duration(secs.max(0))
+            )
+        }
+        _ => restarts.to_string(),
+    };
+    (format!("{ready}/{total}"), reason, restarts)
+}
+
 /// Columns and cells of a built-in kind (after the NAME column, before AGE).
 fn builtin_row(kind: &str, o: &Value) -> (Vec<Column>, Vec<Value>) {
     match kind {
@@ -112,43 +244,14 @@ fn builtin_row(kind: &str, o: &Value) -> (Vec<Column>, Vec<Value>) {
             )
         }
         "Pod" => {
-            let statuses = o
-                .pointer("/status/containerStatuses")
-                .and_then(Value::as_array);
-            let total = len(o, "/spec/containers");
-            let ready = statuses
-                .into_iter()
-                .flatten()
-                .filter(|c| c["ready"] == true)
-                .count();
-            let restarts: i64 = statuses
-                .into_iter()
-                .flatten()
-                .map(|c| c["restartCount"].as_i64().unwrap_or(0))
-                .sum();
-            // As kubectl shows it: a waiting container's reason (CrashLoopBackOff) wins.
-            let waiting = statuses
-                .into_iter()
-                .flatten()
-                .find_map(|c| c.pointer("/state/waiting/reason").and_then(Value::as_str));
-            let status = if object::meta_str(o, "deletionTimestamp").is_some() {
-                "Terminating".to_string()
-            } else if let Some(reason) = waiting {
-                reason.to_string()
-            } else {
-                s(o, "/status/phase")
-            };
+            let (ready, status, restarts) = pod_cells(o);
             (
                 vec![
                     col("Ready", "string"),
                     col("Status", "string"),
                     col("Restarts", "string"),
                 ],
-                vec![
-                    json!(format!("{ready}/{total}")),
-                    json!(status),
-                    json!(restarts.to_string()),
-                ],
+                vec![json!(ready), json!(status), json!(restarts)],
             )
         }
         "Deployment" => (
@@ -338,4 +441,52 @@ pub(crate) fn table(info: &ResourceInfo, items: &[Value], metadata: Value, q: &Q
         "columnDefinitions": defs,
         "rows": rows,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    #[test]
+    fn pods_show_kubectls_status() {
+        let completed = json!({
+            "metadata": {"name": "pi"},
+            "spec": {"containers": [{"name": "pi"}]},
+            "status": {"phase": "Succeeded", "containerStatuses": [{"name": "pi", "ready": false,
+                "restartCount": 0, "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}]},
+        });
+        let (ready, status, restarts) = super::pod_cells(&completed);
+        assert_eq!(
+            (ready.as_str(), status.as_str(), restarts.as_str()),
+            ("0/1", "Completed", "0")
+        );
+        let init = json!({
+            "metadata": {"name": "p"},
+            "spec": {"initContainers": [{"name": "a"}, {"name": "b"}], "containers": [{"name": "c"}]},
+            "status": {"phase": "Pending", "initContainerStatuses": [
+                {"name": "a", "restartCount": 0, "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}},
+                {"name": "b", "restartCount": 0, "state": {"running": {}}}]},
+        });
+        assert_eq!(super::pod_cells(&init).1, "Init:1/2");
+        let crashing = json!({
+            "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "c"}]},
+            "status": {"phase": "Running", "containerStatuses": [{"name": "c", "ready": false,
+                "restartCount": 3, "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                "lastState": {"terminated": {"exitCode": 1, "finishedAt": "2020-01-01T00:00:00Z"}}}]},
+        });
+        let (_, status, restarts) = super::pod_cells(&crashing);
+        assert_eq!(status, "CrashLoopBackOff");
+        assert!(
+            restarts.starts_with("3 (") && restarts.ends_with(" ago)"),
+            "{restarts}"
+        );
+        let exited = json!({
+            "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "c"}]},
+            "status": {"phase": "Failed", "containerStatuses": [{"name": "c", "restartCount": 0,
+                "state": {"terminated": {"exitCode": 2}}}]},
+        });
+        assert_eq!(super::pod_cells(&exited).1, "ExitCode:2");
+    }
 }
