@@ -65,6 +65,7 @@ mod pods;
 mod replicaset;
 mod scope;
 mod statefulset;
+pub mod storage;
 mod util;
 
 use std::collections::HashSet;
@@ -163,7 +164,8 @@ impl Simulator {
     }
 
     /// Whether to register the node (a `Node` object and its heartbeat `Lease`, as kubelet
-    /// does); on by default, and only ever done by a simulator of all namespaces.
+    /// does) and run the volume binder and provisioner ([`storage`]); on by default, and only
+    /// ever done by a simulator of all namespaces.
     pub fn with_node_registration(mut self, register: bool) -> Self {
         self.register_node = register;
         self
@@ -208,6 +210,8 @@ impl Simulator {
                 self.node_name.clone(),
                 self.node_ip.clone(),
             ));
+            // The volume binder and provisioner watch cluster-wide, as the node does.
+            heartbeat.spawn(storage::run(self.client.clone()));
         }
         let notify = Arc::new(Notify::new());
         let cache = cache::Cache::start(&self.client, self.namespace.as_deref(), &notify);
