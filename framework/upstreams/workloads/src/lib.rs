@@ -53,10 +53,12 @@
 //! 30 seconds. Conflicts and vanished objects are not errors: the objects concerned are
 //! looked at again in the next pass, from fresh state (`ops`).
 
+mod autoscaling;
 mod cache;
 mod cronjob;
 mod daemonset;
 mod deployment;
+mod disruption;
 mod endpoints;
 mod job;
 mod node;
@@ -164,8 +166,10 @@ impl Simulator {
     }
 
     /// Whether to register the node (a `Node` object and its heartbeat `Lease`, as kubelet
-    /// does) and run the volume binder and provisioner ([`storage`]); on by default, and only
-    /// ever done by a simulator of all namespaces.
+    /// does) and run the cluster-wide controllers beside the passes: the volume binder and
+    /// provisioner ([`storage`]), the disruption controller (PodDisruptionBudget status) and
+    /// the autoscaler (HorizontalPodAutoscaler status, without metrics); on by default, and
+    /// only ever done by a simulator of all namespaces.
     pub fn with_node_registration(mut self, register: bool) -> Self {
         self.register_node = register;
         self
@@ -212,6 +216,8 @@ impl Simulator {
             ));
             // The volume binder and provisioner watch cluster-wide, as the node does.
             heartbeat.spawn(storage::run(self.client.clone()));
+            heartbeat.spawn(disruption::run(self.client.clone()));
+            heartbeat.spawn(autoscaling::run(self.client.clone()));
         }
         let notify = Arc::new(Notify::new());
         let cache = cache::Cache::start(&self.client, self.namespace.as_deref(), &notify);
