@@ -294,7 +294,12 @@ impl ClientBuilder {
                 client.login(&link.odata_id).await?;
             }
             (AuthMethod::Session, None, true) => {
-                client.login("/redfish/v1/SessionService/Sessions").await?;
+                return Err(Error::NotSupported {
+                    resource: format!("{}/redfish/v1/", client.inner.address),
+                    feature: "sessions (the service root links no SessionService sessions; \
+                              use basic auth)"
+                        .into(),
+                });
             }
         }
         // Check the credentials now rather than on the first real request.

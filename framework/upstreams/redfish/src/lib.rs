@@ -71,3 +71,8 @@ pub use media::InsertMedia;
 pub use model::{Boot, ComputerSystem, PowerState};
 pub use system::{BootOverride, ResetType};
 pub use tls::{TlsConfigError, TlsVerification};
+
+/// The book's chapter "Talking to BMCs over Redfish", whose example runs as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../../../book/src/redfish.md")]
+pub struct BookChapter;

@@ -177,6 +177,19 @@ async fn credentials_are_checked() -> Result<()> {
         }
         other => panic!("expected Unauthorized, got {other:?}"),
     }
+    // sushy-emulator has no SessionService: Auto falls back to basic auth (above), Session
+    // says why it cannot.
+    match emulator
+        .client()
+        .auth_method(AuthMethod::Session)
+        .connect()
+        .await
+    {
+        Err(Error::NotSupported { feature, .. }) => {
+            assert!(feature.contains("sessions"), "{feature}")
+        }
+        other => panic!("expected NotSupported, got {other:?}"),
+    }
     // Without credentials the service root answers, the systems do not.
     let anonymous = Client::builder(emulator.base_url()).connect().await?;
     assert!(matches!(
