@@ -140,16 +140,13 @@ impl BmcAddress {
         };
         // Metal3: no scheme at all means IPMI (`host` or `host:port`).
         let Some((scheme, _)) = address.split_once("://") else {
-            let looks_like_url = address
-                .split_once(':')
-                .is_some_and(|(s, rest)| !rest.chars().all(|c| c.is_ascii_digit()) || s.is_empty());
-            if looks_like_url {
-                return Err(malformed("expected SCHEME://HOST[:PORT][/PATH]".into()));
+            if is_host_port(address) {
+                return Err(AddressError::NotRedfish {
+                    address: address.to_owned(),
+                    scheme: "ipmi".into(),
+                });
             }
-            return Err(AddressError::NotRedfish {
-                address: address.to_owned(),
-                scheme: "ipmi".into(),
-            });
+            return Err(malformed("expected SCHEME://HOST[:PORT][/PATH]".into()));
         };
         let scheme = scheme.to_ascii_lowercase();
         let (kind, transport) = match scheme.split_once('+') {
@@ -267,6 +264,18 @@ impl std::str::FromStr for BmcAddress {
     }
 }
 
+/// `host`, `host:port`, `[v6]:port` or a bare IP: what Metal3 takes for an IPMI address.
+fn is_host_port(address: &str) -> bool {
+    if address.parse::<IpAddr>().is_ok() || address.parse::<std::net::SocketAddr>().is_ok() {
+        return true;
+    }
+    let (host, port) = match address.rsplit_once(':') {
+        Some((host, port)) => (host, Some(port)),
+        None => (address, None),
+    };
+    port.is_none_or(|p| p.parse::<u16>().is_ok()) && check_host(host).is_ok()
+}
+
 /// Metal3's check: an IP address or a DNS name of valid labels.
 fn check_host(host: &str) -> Result<(), ()> {
     if host.parse::<IpAddr>().is_ok() {
@@ -375,6 +384,8 @@ mod tests {
             ("ipmi://192.168.122.1:6233", "ipmi"),
             ("192.168.122.1", "ipmi"),
             ("192.168.122.1:623", "ipmi"),
+            ("[fe80::1]:623", "ipmi"),
+            ("bmc.example.com", "ipmi"),
             ("libvirt://192.168.122.1", "libvirt"),
             ("irmc://bmc", "irmc"),
             ("idrac://bmc", "idrac"),
@@ -405,6 +416,10 @@ mod tests {
         assert!(matches!(
             BmcAddress::parse("redfish://bad_host!/x"),
             Err(AddressError::InvalidHost { .. } | AddressError::Malformed { .. })
+        ));
+        assert!(matches!(
+            BmcAddress::parse("redfish:/bmc"),
+            Err(AddressError::Malformed { .. })
         ));
         assert!(matches!(
             BmcAddress::parse("redfish://"),

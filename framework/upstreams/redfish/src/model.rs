@@ -546,6 +546,44 @@ mod tests {
     }
 
     #[test]
+    fn inventory_member_fixtures() {
+        let cpu: Processor = serde_json::from_str(
+            r#"{"Id": "CPU1", "ProcessorType": "CPU", "ProcessorArchitecture": "x86",
+                "InstructionSet": "x86-64", "Manufacturer": "Intel(R) Corporation",
+                "Model": "Xeon", "MaxSpeedMHz": 3700, "TotalCores": 8, "TotalThreads": 16,
+                "Status": {"State": "Enabled", "Health": "OK"}}"#,
+        )
+        .unwrap();
+        assert_eq!((cpu.total_cores, cpu.max_speed_mhz), (Some(8), Some(3700)));
+        assert_eq!(cpu.status.health.as_deref(), Some("OK"));
+        let dimm: Memory = serde_json::from_str(
+            r#"{"Id": "DIMM1", "CapacityMiB": 32768, "MemoryDeviceType": "DDR4",
+                "OperatingSpeedMhz": 2400}"#,
+        )
+        .unwrap();
+        assert_eq!(dimm.capacity_mib, Some(32768));
+        let storage: SimpleStorage = serde_json::from_str(
+            r#"{"Id": "1", "Devices": [{"Name": "SATA Bay 1", "Manufacturer": "Contoso",
+                "Model": "3000GT8", "CapacityBytes": 8000000000000,
+                "Status": {"State": "Enabled"}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(storage.devices[0].capacity_bytes, Some(8_000_000_000_000));
+        let drive: Drive = serde_json::from_str(
+            r#"{"Id": "1", "MediaType": "SSD", "Protocol": "NVMe", "CapacityBytes": 899527000000,
+                "SerialNumber": "72D0A037FRD26"}"#,
+        )
+        .unwrap();
+        assert_eq!(drive.media_type.as_deref(), Some("SSD"));
+        let nic: EthernetInterface = serde_json::from_str(
+            r#"{"Id": "1", "MACAddress": "12:44:6A:3B:04:11", "SpeedMbps": 1000,
+                "LinkStatus": "LinkUp"}"#,
+        )
+        .unwrap();
+        assert_eq!(nic.mac_address.as_deref(), Some("12:44:6A:3B:04:11"));
+    }
+
+    #[test]
     fn unknown_power_states_are_kept() {
         let state: PowerState = serde_json::from_str(r#""Standby""#).unwrap();
         assert_eq!(state, PowerState::Other("Standby".into()));

@@ -540,6 +540,17 @@ mod tests {
     }
 
     #[test]
+    fn a_missing_emulator_says_how_to_install_it() {
+        let err = EmulatorError::NotInstalled {
+            path: "/nowhere/sushy-emulator".into(),
+        };
+        assert!(
+            err.to_string().contains("run scripts/sushy-emulator.sh"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn the_certificate_is_signed_by_its_ca() {
         let (ca, cert, key) = certificate().unwrap();
         assert!(ca.contains("BEGIN CERTIFICATE") && cert.contains("BEGIN CERTIFICATE"));
