@@ -457,6 +457,13 @@ impl Emulator {
         builder
     }
 
+    /// A client builder for the `index`-th system: [`Emulator::client`] with that system as
+    /// [`Client::default_system`](crate::Client::default_system).
+    pub fn client_for_system(&self, index: usize) -> ClientBuilder {
+        self.client()
+            .system_path(format!("/redfish/v1/Systems/{}", self.systems[index].uuid))
+    }
+
     /// What the emulator printed so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()

@@ -53,6 +53,13 @@ async fn a_metal3_address_names_the_default_system() -> Result<()> {
     let system = bmc.default_system().await?;
     assert_eq!(system.id, emulator.systems()[1].uuid);
     assert_eq!(system.name.as_deref(), Some("fake-1"));
+    let system = emulator
+        .client_for_system(0)
+        .connect()
+        .await?
+        .default_system()
+        .await?;
+    assert_eq!(system.id, emulator.systems()[0].uuid);
     Ok(())
 }
 
