@@ -6,6 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # The Python client test needs the official client (installed once, in a virtualenv).
 scripts/python-client.sh
+# mni-redfish's tests (and later the bare-metal service's) run the real Redfish emulator,
+# sushy-emulator, installed once in a virtualenv.
+scripts/sushy-emulator.sh
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast
   cargo test --workspace --doc
