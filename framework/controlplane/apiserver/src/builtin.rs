@@ -7,8 +7,8 @@
 //!
 //! Most kinds are stored as decoded, with no hooks of their own (`stored!`): volumes, quotas,
 //! nodes, jobs, autoscalers, disruption budgets, storage, scheduling and admission objects.
-//! HorizontalPodAutoscaler is served at `autoscaling/v2` only: `autoscaling/v1` is a
-//! different shape (`targetCPUUtilizationPercentage`) that needs a real conversion.
+//! HorizontalPodAutoscaler is stored at `autoscaling/v2` and served at `autoscaling/v1` too,
+//! converted by `conversion`.
 
 use std::any::TypeId;
 
@@ -275,6 +275,28 @@ kind!(
     validation::cron_job
 );
 
+kind!(
+    HPA,
+    autoscaling::v2::HorizontalPodAutoscaler,
+    &[],
+    defaults::hpa_v2,
+    no_validation
+);
+kind!(
+    HPA_V1,
+    autoscaling::v1::HorizontalPodAutoscaler,
+    &[],
+    defaults::hpa_v1,
+    no_validation
+);
+kind!(
+    LIMIT_RANGE,
+    core::v1::LimitRange,
+    &[],
+    defaults::limit_range,
+    no_validation
+);
+
 /// A kind stored as it is decoded: no field selectors, defaults or validation of its own.
 macro_rules! stored {
     ($($name:ident: $ty:ty),* $(,)?) => {
@@ -284,12 +306,10 @@ macro_rules! stored {
 
 stored!(
     RESOURCE_QUOTA: core::v1::ResourceQuota,
-    LIMIT_RANGE: core::v1::LimitRange,
     NODE: core::v1::Node,
     POD_TEMPLATE: core::v1::PodTemplate,
     REPLICATION_CONTROLLER: core::v1::ReplicationController,
     CONTROLLER_REVISION: apps::v1::ControllerRevision,
-    HPA: autoscaling::v2::HorizontalPodAutoscaler,
     PDB: policy::v1::PodDisruptionBudget,
     ENDPOINT_SLICE: discovery::v1::EndpointSlice,
     STORAGE_CLASS: storage::v1::StorageClass,
@@ -454,6 +474,10 @@ pub(crate) fn resources() -> Vec<ResourceInfo> {
     }
     let mut pdb = info::<policy::v1::PodDisruptionBudget>(&PDB, extra(&["pdb"], true));
     pdb.generation = true;
+    // Served after v2, so that v2 is the group's preferred version.
+    let mut hpa_v1 =
+        info::<autoscaling::v1::HorizontalPodAutoscaler>(&HPA_V1, workload(&["hpa"], false));
+    hpa_v1.storage_version = "v2".into();
     let mut service_cidr = info::<networking::v1::ServiceCIDR>(&SERVICE_CIDR, extra(&[], true));
     service_cidr.generation = true;
     vec![
@@ -486,6 +510,7 @@ pub(crate) fn resources() -> Vec<ResourceInfo> {
         info::<batch::v1::Job>(&JOB, workload(&[], false)),
         info::<batch::v1::CronJob>(&CRON_JOB, workload(&["cj"], false)),
         info::<autoscaling::v2::HorizontalPodAutoscaler>(&HPA, workload(&["hpa"], false)),
+        hpa_v1,
         pdb,
         info::<discovery::v1::EndpointSlice>(&ENDPOINT_SLICE, extra(&[], false)),
         info::<storage::v1::StorageClass>(&STORAGE_CLASS, extra(&["sc"], false)),

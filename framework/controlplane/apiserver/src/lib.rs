@@ -29,7 +29,9 @@
 //!    preconditions, each write through admission.
 //! 4. Helpers, without state: `admission` (decode, default, validate), `auth` (credentials,
 //!    RBAC), `crd` (custom resources), `builtin`, `defaults` and `validation` (built-in kinds),
-//!    `fields` (managedFields, apply), `patch`, `scale`, `object`, `ipalloc`, `openapi`,
+//!    `conversion` (built-in kinds served in two shapes), `quota` and `limits` (ResourceQuota
+//!    and LimitRange arithmetic), `fields` (managedFields, apply), `patch`, `scale`, `object`,
+//!    `ipalloc`, `openapi`,
 //!    `discovery`, `table` (kubectl's tables), `request` (paths, query, media types),
 //!    `typemeta` (the `apiVersion` and `kind` of bodies, defaulted from the path),
 //!    `registry` (served resources), `error`; and `tls`, `https`, `kubeconfig` for serving.
@@ -38,6 +40,7 @@ mod admission;
 mod auth;
 mod builtin;
 mod controllers;
+mod conversion;
 mod crd;
 mod defaults;
 mod discovery;
@@ -47,9 +50,11 @@ mod handlers;
 mod https;
 mod ipalloc;
 pub mod kubeconfig;
+mod limits;
 mod object;
 mod openapi;
 mod patch;
+mod quota;
 mod registry;
 mod request;
 mod scale;

@@ -19,6 +19,7 @@ mod effects;
 mod lines;
 mod objects;
 mod owners;
+mod plugins;
 mod selectors;
 
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -58,6 +59,8 @@ pub(crate) struct State {
     watch_lines: LineCache,
     /// The Services' allocated cluster IPs.
     cluster_ips: crate::ipalloc::ClusterIps,
+    /// Held from a quota check to the write of the quotas' usage (see `plugins`).
+    quota_lock: tokio::sync::Mutex<()>,
 }
 
 /// The result of a write: the object as written (or as it would be, on a dry run) and the
@@ -143,6 +146,7 @@ impl State {
             labels: selectors::LabelCache::default(),
             watch_lines: LineCache::default(),
             cluster_ips: crate::ipalloc::ClusterIps::default(),
+            quota_lock: tokio::sync::Mutex::new(()),
         }
     }
 
