@@ -894,7 +894,8 @@ fn generally_available_built_in_kinds_through_kubectl() {
     );
     let quotas = dev.ok(&["get", "quota"]);
     assert!(
-        quotas.contains("small") && quotas.contains("pods: 0/10"),
+        // The Job's pod was created before the quota and counts towards it.
+        quotas.contains("small") && quotas.contains("cpu: 0/2") && quotas.contains("/10"),
         "{quotas}"
     );
     let all = dev.ok(&["get", "all"]);
@@ -1012,6 +1013,63 @@ fn jobs_cron_jobs_endpoint_slices_and_the_node_through_kubectl() {
         "kubernetes.io/service-name=web",
         "--timeout=60s",
     ]);
+    dev.ok(&[
+        "create",
+        "pdb",
+        "web",
+        "--selector=app=web",
+        "--min-available=1",
+    ]);
+    dev.ok(&[
+        "wait",
+        "--for=jsonpath={.status.disruptionsAllowed}=0",
+        "pdb/web",
+        "--timeout=60s",
+    ]);
+    dev.ok(&[
+        "autoscale",
+        "deployment",
+        "web",
+        "--min=2",
+        "--max=4",
+        "--cpu-percent=50",
+    ]);
+    dev.ok(&[
+        "wait",
+        "--for=jsonpath={.spec.replicas}=2",
+        "deployment/web",
+        "--timeout=60s",
+    ]);
+    dev.ok(&[
+        "wait",
+        "--for=condition=ScalingActive=False",
+        "hpa/web",
+        "--timeout=60s",
+    ]);
+    let hpa = dev.ok(&["get", "hpa", "web"]);
+    assert!(hpa.contains("<unknown>/50%"), "{hpa}");
+    dev.apply(
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data\n  namespace: default\nspec:\n  accessModes: [ReadWriteOnce]\n  resources:\n    requests:\n      storage: 1Gi\n",
+    );
+    let sc = dev.ok(&["get", "storageclass"]);
+    assert!(
+        sc.contains("standard (default)") && sc.contains("WaitForFirstConsumer"),
+        "{sc}"
+    );
+    dev.apply(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: db\n  namespace: default\nspec:\n  containers: [{name: db, image: postgres:17}]\n  volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]\n",
+    );
+    dev.ok(&[
+        "wait",
+        "--for=jsonpath={.status.phase}=Bound",
+        "pvc/data",
+        "--timeout=60s",
+    ]);
+    let pvs = dev.ok(&["get", "pv"]);
+    assert!(
+        pvs.contains("Bound") && pvs.contains("default/data") && pvs.contains("standard"),
+        "{pvs}"
+    );
     let slices = dev.ok(&[
         "get",
         "endpointslices",
