@@ -262,8 +262,8 @@ kind!(
     PERSISTENT_VOLUME_CLAIM,
     core::v1::PersistentVolumeClaim,
     &[],
-    defaults::pending_phase,
-    no_validation
+    defaults::persistent_volume_claim,
+    validation::pvc
 );
 
 kind!(JOB, batch::v1::Job, &[], defaults::job, validation::job);
@@ -280,21 +280,49 @@ kind!(
     autoscaling::v2::HorizontalPodAutoscaler,
     &[],
     defaults::hpa_v2,
-    no_validation
+    validation::hpa
 );
 kind!(
     HPA_V1,
     autoscaling::v1::HorizontalPodAutoscaler,
     &[],
     defaults::hpa_v1,
-    no_validation
+    validation::hpa_v1
 );
 kind!(
     LIMIT_RANGE,
     core::v1::LimitRange,
     &[],
     defaults::limit_range,
-    no_validation
+    validation::limit_range
+);
+kind!(
+    RESOURCE_QUOTA,
+    core::v1::ResourceQuota,
+    &[],
+    no_defaults,
+    validation::resource_quota
+);
+kind!(
+    PDB,
+    policy::v1::PodDisruptionBudget,
+    &[],
+    no_defaults,
+    validation::pdb
+);
+kind!(
+    STORAGE_CLASS,
+    storage::v1::StorageClass,
+    &[],
+    validation::default_storage_class,
+    validation::storage_class
+);
+kind!(
+    PRIORITY_CLASS,
+    scheduling::v1::PriorityClass,
+    &[],
+    validation::default_priority_class,
+    validation::priority_class
 );
 
 /// A kind stored as it is decoded: no field selectors, defaults or validation of its own.
@@ -305,19 +333,15 @@ macro_rules! stored {
 }
 
 stored!(
-    RESOURCE_QUOTA: core::v1::ResourceQuota,
     NODE: core::v1::Node,
     POD_TEMPLATE: core::v1::PodTemplate,
     REPLICATION_CONTROLLER: core::v1::ReplicationController,
     CONTROLLER_REVISION: apps::v1::ControllerRevision,
-    PDB: policy::v1::PodDisruptionBudget,
     ENDPOINT_SLICE: discovery::v1::EndpointSlice,
-    STORAGE_CLASS: storage::v1::StorageClass,
     CSI_DRIVER: storage::v1::CSIDriver,
     CSI_NODE: storage::v1::CSINode,
     VOLUME_ATTACHMENT: storage::v1::VolumeAttachment,
     CSI_STORAGE_CAPACITY: storage::v1::CSIStorageCapacity,
-    PRIORITY_CLASS: scheduling::v1::PriorityClass,
     RUNTIME_CLASS: node::v1::RuntimeClass,
     INGRESS_CLASS: networking::v1::IngressClass,
     IP_ADDRESS: networking::v1::IPAddress,

@@ -330,6 +330,14 @@ pub(crate) fn hpa_v1(v: &mut Value) {
     }
 }
 
+/// PersistentVolumeClaim: `Pending` and the `Filesystem` volume mode.
+pub(crate) fn persistent_volume_claim(v: &mut Value) {
+    pending_phase(v);
+    if let Some(spec) = existing_object(v, &["spec"]) {
+        set_default(spec, "volumeMode", json!("Filesystem"));
+    }
+}
+
 /// LimitRange: `SetDefaults_LimitRangeItem` for Container items — the default limit falls back
 /// to `max`, the default request to the default limit, then to `min`.
 pub(crate) fn limit_range(v: &mut Value) {
