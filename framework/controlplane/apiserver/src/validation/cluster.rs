@@ -30,14 +30,12 @@ fn parsed(path: &str, v: &Value, errs: &mut Vec<FieldError>) -> Option<Quantity>
 /// `ValidatePositiveIntOrPercent` and `IsNotMoreThan100Percent`.
 fn int_or_percent(path: &str, v: &Value, errs: &mut Vec<FieldError>) {
     match v {
-        Value::Number(n) => {
-            if n.as_i64().is_some_and(|n| n < 0) {
-                errs.push(FieldError::invalid(
-                    path,
-                    v.clone(),
-                    "must be greater than or equal to 0",
-                ));
-            }
+        Value::Number(n) if n.as_i64().is_some_and(|n| n < 0) => {
+            errs.push(FieldError::invalid(
+                path,
+                v.clone(),
+                "must be greater than or equal to 0",
+            ));
         }
         Value::String(s) => {
             let digits = s
