@@ -17,7 +17,9 @@
 //! - an error of the plugin, or flags that do not parse, become `error: true` with the message
 //!   in `errorMsgs`, which the CLI prints before exiting with 2.
 //!
-//! The CLI does not pass `--force` on the wire, so [`Universe::write`] with
+//! The protocol carries neither [`Plugin::description`] nor
+//! [`Plugin::supported_project_versions`]: `plugins describe` shows what `metadata` and `flags`
+//! answer. The CLI does not pass `--force` on the wire, so [`Universe::write`] with
 //! [`IfExists::Error`](mni_plugin::IfExists::Error) on an existing file is refused here.
 
 use std::io::{Read, Write};

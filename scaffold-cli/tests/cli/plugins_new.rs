@@ -8,7 +8,7 @@ use std::process::Command;
 use crate::{Project, create_crew_api, run_in};
 
 /// The checkout: `scaffold-cli/..`.
-fn repo() -> std::path::PathBuf {
+pub(crate) fn repo() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("..")
         .canonicalize()
@@ -17,7 +17,7 @@ fn repo() -> std::path::PathBuf {
 
 /// Runs `cargo args…` in `dir` with the workspace's target directory, offline, without the
 /// variables Cargo set for this test crate; panics with the output on failure.
-fn cargo(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn cargo(dir: &Path, args: &[&str]) -> String {
     let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     for (name, _) in std::env::vars_os() {
         let Some(name) = name.to_str() else { continue };
