@@ -227,7 +227,9 @@ pub fn run(
             return Ok(());
         }
         Command::Plugins(PluginsCommand::New(args)) => {
-            let mut request = plugin_new::PluginNew::new(&args.name).with_domain(&args.domain);
+            let mut request = plugin_new::PluginNew::new(&args.name)
+                .with_domain(&args.domain)
+                .with_dry_run(cli.global.dry_run);
             if let Some(path) = &args.mni_path {
                 request = request.with_mni_path(path);
             }

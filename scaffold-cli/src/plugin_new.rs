@@ -69,6 +69,9 @@ pub enum PluginNewError {
     /// Rendering a template failed (a bug in `templates/plugin/v1`).
     #[error(transparent)]
     Template(#[from] mni_machinery::TemplateError),
+    /// Planning the files failed (`--dry-run`).
+    #[error(transparent)]
+    Plan(#[from] mni_machinery::PlanError),
     /// Writing the files failed.
     #[error(transparent)]
     Commit(#[from] mni_machinery::CommitError),
@@ -97,6 +100,8 @@ pub struct PluginNew {
     pub domain: String,
     /// The mNi checkout, as written into `Cargo.toml`.
     pub mni_path: String,
+    /// Print what would be created, write nothing (`--dry-run`).
+    pub dry_run: bool,
 }
 
 impl PluginNew {
@@ -107,7 +112,15 @@ impl PluginNew {
             name: name.to_owned(),
             domain: DEFAULT_DOMAIN.to_owned(),
             mni_path: default_mni_path(),
+            dry_run: false,
         }
+    }
+
+    /// Prints the plan instead of writing (`--dry-run`).
+    #[must_use]
+    pub fn with_dry_run(mut self, dry_run: bool) -> Self {
+        self.dry_run = dry_run;
+        self
     }
 
     /// Sets the domain.
@@ -179,6 +192,17 @@ pub fn new_plugin(
     });
     let mut universe = Universe::new();
     templates.scaffold(&mut universe, &files, &data)?;
+    if request.dry_run {
+        let plan = mni_machinery::plan(&root, &universe)?;
+        return write!(out, "{}", plan.report())
+            .and_then(|()| {
+                writeln!(
+                    out,
+                    "dry run of `plugins new` for {key}: nothing was written"
+                )
+            })
+            .map_err(PluginNewError::Output);
+    }
 
     fs::create_dir(&root).map_err(|source| match source.kind() {
         std::io::ErrorKind::AlreadyExists => PluginNewError::Exists { path: root.clone() },
@@ -278,6 +302,17 @@ mod tests {
         assert!(err.to_string().starts_with("NAME: "), "{err}");
         assert!(err.to_string().contains("already exists"), "{err}");
         assert_eq!(fs::read_dir(tmp.path().join("docs")).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_dry_run_writes_nothing() {
+        let (tmp, out) = scaffold(&PluginNew::new("docs").with_dry_run(true));
+        let out = out.unwrap();
+        assert!(out.contains("   create src/main.rs\n"), "{out}");
+        assert!(
+            out.ends_with("dry run of `plugins new` for docs.my.domain/v1: nothing was written\n")
+        );
+        assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 0);
     }
 
     #[test]
