@@ -11,7 +11,7 @@
 //!
 //! Where to start:
 //!
-//! - [`run`] (and [`handle`], its pure core) — the [`serve`](crate::serve()) module docs say
+//! - [`run`] (and [`handle`], its pure core) — the [`serve`](mod@crate::serve) module docs say
 //!   exactly how a request becomes a call of your subcommand;
 //! - [`Templates`] — your templates embedded in the binary (`include_str!` or
 //!   [`include_dir`]), rendered with Handlebars in strict mode with the name helpers of the
@@ -96,7 +96,7 @@
 
 pub mod serve;
 pub mod steps;
-mod templates;
+pub mod templates;
 pub mod testing;
 
 pub use include_dir;

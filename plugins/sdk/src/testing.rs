@@ -331,6 +331,39 @@ mod tests {
         assert_eq!(sandbox.try_run(&["fail"]).unwrap().code, 2);
     }
 
+    /// A stand-in `mni-scaffold` that writes a dependency-free crate whose `main` is `$1`.
+    fn crate_writer(dir: &Path) -> PathBuf {
+        let path = dir.join("mni-scaffold");
+        fs::write(
+            &path,
+            "#!/bin/sh\nmkdir -p src\nprintf '[package]\\nname = \"demo\"\\nversion = \"0.1.0\"\\nedition = \"2024\"\\n\\n[workspace]\\n' > Cargo.toml\necho \"fn main() { $1 }\" > src/main.rs\n",
+        )
+        .unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    #[test]
+    fn cargo_check_compiles_the_project_and_reports_errors() {
+        let bin = tempfile::tempdir().unwrap();
+        let scaffold = crate_writer(bin.path());
+        let lock = bin.path().join("Cargo.lock");
+        fs::write(&lock, "version = 4\n").unwrap();
+        let good = Sandbox::with_scaffold(&scaffold)
+            .unwrap()
+            .with_lockfile(&lock);
+        good.run(&["let _ = 1;"]).unwrap();
+        good.cargo_check().unwrap();
+        let bad = Sandbox::with_scaffold(&scaffold).unwrap();
+        bad.run(&["let x: u8 = \"no\";"]).unwrap();
+        let err = bad.cargo_check().unwrap_err();
+        assert!(
+            matches!(&err, TestingError::Failed { command, stderr, .. }
+                if command.starts_with("cargo check --offline --tests in ") && stderr.contains("mismatched types")),
+            "{err}"
+        );
+    }
+
     #[test]
     fn refuses_bad_keys_and_missing_binaries() {
         let bin = tempfile::tempdir().unwrap();
