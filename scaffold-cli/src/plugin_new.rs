@@ -66,6 +66,11 @@ pub enum PluginNewError {
         #[source]
         source: std::io::Error,
     },
+    /// `mni-templates` was built without `templates/plugin/v1` (a stale build).
+    #[error(
+        "the plugin project templates (templates/plugin/v1) are not in this build of mni-scaffold; rebuild it"
+    )]
+    NoTemplates,
     /// Rendering a template failed (a bug in `templates/plugin/v1`).
     #[error(transparent)]
     Template(#[from] mni_machinery::TemplateError),
@@ -176,11 +181,15 @@ pub fn new_plugin(
         return Err(PluginNewError::NoSdk { path: sdk_on_disk });
     }
 
-    let templates = Templates::deferred(mni_templates::files("plugin", "v1"));
-    let files: Vec<TemplateFile> = mni_templates::files("plugin", "v1")
-        .into_iter()
+    let sources = mni_templates::files("plugin", "v1");
+    if sources.is_empty() {
+        return Err(PluginNewError::NoTemplates);
+    }
+    let files: Vec<TemplateFile> = sources
+        .iter()
         .map(|(path, _)| TemplateFile::new(path, path))
         .collect();
+    let templates = Templates::deferred(sources);
     let plugin_name = key.to_string();
     let plugin_name = plugin_name.split_once('/').map_or("", |(n, _)| n);
     let data = json!({
