@@ -74,6 +74,8 @@ fn a_new_plugin_builds_passes_its_test_and_scaffolds_a_project() {
     // The versions mNi is tested with, so the build reuses the shared target directory.
     std::fs::copy(repo().join("Cargo.lock"), plugin.join("Cargo.lock")).expect("copy the lock");
 
+    // Generated code is formatted as `cargo fmt` would.
+    cargo(&plugin, &["fmt", "--check"]);
     // The generated test installs the plugin beside this build's mni-scaffold and scaffolds.
     let tested = cargo(&plugin, &["test", "--offline"]);
     assert!(
