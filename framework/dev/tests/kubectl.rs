@@ -1081,3 +1081,74 @@ fn jobs_cron_jobs_endpoint_slices_and_the_node_through_kubectl() {
         "{slices}"
     );
 }
+
+/// `kubectl rollout history` and `rollout undo` for StatefulSets and DaemonSets, through
+/// the ControllerRevisions the simulator records.
+#[test]
+fn statefulset_and_daemonset_rollout_history_and_undo_through_kubectl() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dev = Dev::up(tmp.path());
+    dev.apply(
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\n  namespace: default\nspec:\n  serviceName: db\n  replicas: 2\n  selector:\n    matchLabels: {app: db}\n  template:\n    metadata:\n      labels: {app: db}\n    spec:\n      containers: [{name: db, image: 'postgres:16'}]\n",
+    );
+    dev.ok(&["rollout", "status", "statefulset/db", "--timeout=60s"]);
+    dev.ok(&["set", "image", "statefulset/db", "db=postgres:17"]);
+    dev.ok(&["rollout", "status", "statefulset/db", "--timeout=60s"]);
+    let history = dev.ok(&["rollout", "history", "statefulset/db"]);
+    let revisions: Vec<&str> = history
+        .lines()
+        .skip_while(|l| !l.starts_with("REVISION"))
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(revisions, ["1", "2"], "{history}");
+    let detail = dev.ok(&["rollout", "history", "statefulset/db", "--revision=1"]);
+    assert!(detail.contains("postgres:16"), "{detail}");
+
+    let undone = dev.ok(&["rollout", "undo", "statefulset/db", "--to-revision=1"]);
+    assert!(undone.contains("rolled back"), "{undone}");
+    dev.ok(&[
+        "wait",
+        "--for=jsonpath={.spec.template.spec.containers[0].image}=postgres:16",
+        "statefulset/db",
+        "--timeout=60s",
+    ]);
+    dev.ok(&["rollout", "status", "statefulset/db", "--timeout=60s"]);
+    // The old template is the newest revision again: 1 became 3.
+    let history = dev.ok(&["rollout", "history", "statefulset/db"]);
+    let revisions: Vec<&str> = history
+        .lines()
+        .skip_while(|l| !l.starts_with("REVISION"))
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(revisions, ["2", "3"], "{history}");
+    let image = dev.ok(&[
+        "get",
+        "pod",
+        "db-1",
+        "-o",
+        "jsonpath={.spec.containers[0].image}",
+    ]);
+    assert_eq!(image, "postgres:16");
+
+    dev.apply(
+        "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: agent\n  namespace: default\nspec:\n  selector:\n    matchLabels: {app: agent}\n  template:\n    metadata:\n      labels: {app: agent}\n    spec:\n      containers: [{name: agent, image: 'fluent-bit:3.0'}]\n",
+    );
+    dev.ok(&["rollout", "status", "daemonset/agent", "--timeout=60s"]);
+    dev.ok(&["set", "image", "daemonset/agent", "agent=fluent-bit:3.1"]);
+    dev.ok(&["rollout", "status", "daemonset/agent", "--timeout=60s"]);
+    let undone = dev.ok(&["rollout", "undo", "daemonset/agent"]);
+    assert!(undone.contains("rolled back"), "{undone}");
+    dev.ok(&[
+        "wait",
+        "--for=jsonpath={.spec.template.spec.containers[0].image}=fluent-bit:3.0",
+        "daemonset/agent",
+        "--timeout=60s",
+    ]);
+    let revisions = dev.ok(&["get", "controllerrevisions", "-l", "app=agent"]);
+    assert!(
+        revisions.lines().count() == 3 && revisions.contains("daemonset.apps/agent"),
+        "{revisions}"
+    );
+}
