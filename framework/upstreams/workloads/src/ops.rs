@@ -132,6 +132,70 @@ pub(crate) async fn each_controller<'a, K, E>(
     each(todo, out).await;
 }
 
+impl Error {
+    /// The server's message when it refused the write outright (a 4xx other than 404 and
+    /// 409: a quota, a limit range, validation); `None` for other failures.
+    pub(crate) fn refusal(&self) -> Option<&str> {
+        match self {
+            Error::Api { source, .. } => match source.as_ref() {
+                kube::Error::Api(s) if (400..500).contains(&s.code) => Some(&s.message),
+                _ => None,
+            },
+            Error::Json(_) => None,
+        }
+    }
+}
+
+/// Records a Warning event about `involved` from `component`, as kube's event recorder does
+/// (best effort: a failed event is logged, never an error of the reconcile).
+pub(crate) async fn warn(
+    client: &kube::Client,
+    involved: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    (api_version, kind): (&str, &str),
+    reason: &str,
+    message: &str,
+    component: &str,
+) {
+    let ns = involved
+        .namespace
+        .clone()
+        .unwrap_or_else(|| "default".into());
+    let name = involved.name.clone().unwrap_or_default();
+    let now = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(util::now());
+    let event = k8s_openapi::api::core::v1::Event {
+        metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+            generate_name: Some(format!("{name}.")),
+            namespace: Some(ns.clone()),
+            ..Default::default()
+        },
+        involved_object: k8s_openapi::api::core::v1::ObjectReference {
+            api_version: Some(api_version.into()),
+            kind: Some(kind.into()),
+            name: Some(name),
+            namespace: Some(ns.clone()),
+            uid: involved.uid.clone(),
+            resource_version: involved.resource_version.clone(),
+            field_path: None,
+        },
+        reason: Some(reason.into()),
+        message: Some(message.into()),
+        type_: Some("Warning".into()),
+        source: Some(k8s_openapi::api::core::v1::EventSource {
+            component: Some(component.into()),
+            host: None,
+        }),
+        reporting_component: Some(component.into()),
+        count: Some(1),
+        first_timestamp: Some(now.clone()),
+        last_timestamp: Some(now),
+        ..Default::default()
+    };
+    let api: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(client.clone(), &ns);
+    if let Err(e) = api.create(&PostParams::default(), &event).await {
+        tracing::warn!(reason, error = %e, "event not recorded");
+    }
+}
+
 fn skip(e: &kube::Error) -> bool {
     matches!(e, kube::Error::Api(s) if s.code == 404 || s.code == 409)
 }

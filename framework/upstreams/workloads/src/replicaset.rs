@@ -10,9 +10,9 @@
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetStatus};
+use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetCondition, ReplicaSetStatus};
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
 use kube::Api;
 
 use crate::cache::Snapshot;
@@ -36,6 +36,7 @@ const MANAGED: &[&str] = &[
     "readyReplicas",
     "availableReplicas",
     "observedGeneration",
+    "conditions",
 ];
 
 /// How many pods one pass creates or deletes for one controller at most.
@@ -145,6 +146,7 @@ async fn sync_one(
     let have = live.len() + exp.pending_creates(uid);
     let want = usize::try_from(spec.replicas.unwrap_or(1)).unwrap_or(0);
     let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    let mut create_failure: Option<String> = None;
     if have < want {
         let owner = util::owner_ref("apps/v1", "ReplicaSet", &rs.metadata);
         for _ in 0..(want - have).min(BURST) {
@@ -154,8 +156,21 @@ async fn sync_one(
                 Some(ns.to_string()),
                 owner.clone(),
             );
-            if let Some(created) = ops::create(&pods, &pod, out).await? {
-                exp.created(uid, created.metadata.name.as_deref().unwrap_or_default());
+            match ops::create(&pods, &pod, out).await {
+                Ok(Some(created)) => {
+                    exp.created(uid, created.metadata.name.as_deref().unwrap_or_default());
+                }
+                Ok(None) => {}
+                Err(e) => match e.refusal() {
+                    // Refused (a quota, a limit range): say so on the ReplicaSet and try
+                    // again later, as kube's replicaset controller does.
+                    Some(message) => {
+                        create_failure = Some(message.to_string());
+                        out.retry = true;
+                        break;
+                    }
+                    None => return Err(e.into()),
+                },
             }
         }
     } else if have > want {
@@ -193,7 +208,7 @@ async fn sync_one(
         out.wake_at(w);
     }
     let old = rs.status.clone().unwrap_or_default();
-    let desired = ReplicaSetStatus {
+    let mut desired = ReplicaSetStatus {
         replicas: util::count(active.len()),
         fully_labeled_replicas: util::nz(util::count(fully)),
         ready_replicas: util::nz(util::count(ready)),
@@ -201,6 +216,44 @@ async fn sync_one(
         observed_generation: rs.metadata.generation,
         ..old.clone()
     };
+    let failing = old
+        .conditions
+        .iter()
+        .flatten()
+        .any(|c| c.type_.as_deref() == Some("ReplicaFailure"));
+    match create_failure {
+        Some(message) if !failing => {
+            ops::warn(
+                client,
+                &rs.metadata,
+                ("apps/v1", "ReplicaSet"),
+                "FailedCreate",
+                &format!("Error creating: {message}"),
+                "replicaset-controller",
+            )
+            .await;
+            desired
+                .conditions
+                .get_or_insert_with(Vec::new)
+                .push(ReplicaSetCondition {
+                    type_: Some("ReplicaFailure".into()),
+                    status: Some("True".into()),
+                    reason: Some("FailedCreate".into()),
+                    message: Some(message),
+                    last_transition_time: Some(Time(now)),
+                });
+        }
+        Some(_) => {}
+        None if failing => {
+            if let Some(cs) = desired.conditions.as_mut() {
+                cs.retain(|c| c.type_.as_deref() != Some("ReplicaFailure"));
+            }
+            if desired.conditions.as_ref().is_some_and(Vec::is_empty) {
+                desired.conditions = None;
+            }
+        }
+        None => {}
+    }
     if rs.status.is_none() || desired != old {
         let rs_api: Api<ReplicaSet> = Api::namespaced(client.clone(), ns);
         let body = ops::status_patch(&desired, MANAGED)?;

@@ -445,3 +445,56 @@ async fn kubectl_rollout_status_and_wait_work() {
     assert!(out.contains("exceeded its progress deadline"), "{out}");
     env.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quota_that_refuses_pods_shows_as_replica_failure_until_raised() {
+    use k8s_openapi::api::core::v1::{Event, ResourceQuota};
+    let env = Env::start().await;
+    env.create::<ResourceQuota>(json!({
+        "apiVersion": "v1", "kind": "ResourceQuota",
+        "metadata": {"name": "pods", "namespace": "default"},
+        "spec": {"hard": {"pods": "1"}},
+    }))
+    .await;
+    env.create::<Deployment>(deployment("web", 3, "nginx:1.27"))
+        .await;
+    let d = wait_for("ReplicaFailure on the deployment", || async {
+        let d = get_deploy(&env, "web").await;
+        cond_is(&d, "ReplicaFailure", "True", "FailedCreate").then_some(d)
+    })
+    .await;
+    let message = cond(&d, "ReplicaFailure")
+        .and_then(|c| c.message.clone())
+        .unwrap_or_default();
+    assert!(
+        message.contains("exceeded quota: pods, requested: pods=1, used: pods=1, limited: pods=1"),
+        "{message}"
+    );
+    let rss = env.list::<ReplicaSet>().await;
+    let failing = rss[0]
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|cs| {
+            cs.iter()
+                .find(|c| c.type_.as_deref() == Some("ReplicaFailure"))
+        })
+        .expect("ReplicaFailure on the ReplicaSet");
+    assert_eq!(failing.reason.as_deref(), Some("FailedCreate"));
+    let events = env.list::<Event>().await;
+    assert!(
+        events
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("FailedCreate")
+                && e.type_.as_deref() == Some("Warning")
+                && e.message
+                    .as_deref()
+                    .is_some_and(|m| m.starts_with("Error creating: pods \"web-"))),
+        "{events:?}"
+    );
+
+    env.patch::<ResourceQuota>("pods", json!({"spec": {"hard": {"pods": "3"}}}))
+        .await;
+    let d = wait_rolled_out(&env, "web", 3).await;
+    assert!(cond(&d, "ReplicaFailure").is_none(), "{d:?}");
+}

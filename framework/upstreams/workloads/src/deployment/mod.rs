@@ -462,6 +462,30 @@ async fn sync_one(
         );
         set_condition(&mut status, c);
     }
+    // A ReplicaSet that cannot create its pods (kube's GetReplicaFailure).
+    let failure = rss.iter().find_map(|r| {
+        r.obj
+            .status
+            .as_ref()?
+            .conditions
+            .iter()
+            .flatten()
+            .find(|c| c.type_.as_deref() == Some("ReplicaFailure"))
+            .cloned()
+    });
+    match failure {
+        Some(f) => {
+            let c = condition(
+                "ReplicaFailure",
+                f.status.as_deref().unwrap_or("True"),
+                f.reason.as_deref().unwrap_or_default(),
+                f.message.unwrap_or_default(),
+                now,
+            );
+            set_condition(&mut status, c);
+        }
+        None => conditions::remove_condition(&mut status, "ReplicaFailure"),
+    }
     if !paused {
         let rs_name = new_idx.and_then(|i| rss[i].obj.metadata.name.clone());
         progress(d, &mut status, rs_name.as_deref(), has_deadline, now, out);
