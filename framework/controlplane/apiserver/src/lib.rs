@@ -29,7 +29,8 @@
 //!    preconditions, each write through admission.
 //! 4. Helpers, without state: `admission` (decode, default, validate), `auth` (credentials,
 //!    RBAC), `crd` (custom resources), `builtin`, `defaults` and `validation` (built-in kinds),
-//!    `fields` (managedFields, apply), `patch`, `scale`, `object`, `ipalloc`, `openapi`,
+//!    `fields` (managedFields, apply), `webhooks` (admission webhooks: matching, reviews, the
+//!    HTTPS client), `patch`, `scale`, `object`, `ipalloc`, `openapi`,
 //!    `discovery`, `table` (kubectl's tables), `request` (paths, query, media types),
 //!    `typemeta` (the `apiVersion` and `kind` of bodies, defaulted from the path),
 //!    `registry` (served resources), `error`; and `tls`, `https`, `kubeconfig` for serving.
@@ -59,6 +60,7 @@ mod table;
 pub mod tls;
 mod typemeta;
 mod validation;
+mod webhooks;
 
 pub use auth::ADMIN_USER;
 pub use error::ApiError;
