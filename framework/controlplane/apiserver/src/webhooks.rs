@@ -25,7 +25,7 @@ use k8s_openapi::api::admissionregistration::v1 as reg;
 use mni_apimachinery::Selector;
 use serde_json::Value;
 
-pub(crate) use client::{Endpoint, post, with_timeout};
+pub(crate) use client::{Endpoint, Pool, post, with_timeout};
 pub(crate) use review::{Attributes, Operation, Outcome, call_failed, request, response};
 pub(crate) use rules::{Conditions, matches_rules, matches_selectors};
 
@@ -122,6 +122,8 @@ pub(crate) struct Snapshot {
     pub mutating: Vec<Arc<Webhook>>,
     /// The ValidatingWebhookConfigurations' webhooks.
     pub validating: Vec<Arc<Webhook>>,
+    /// Connections to these webhooks, kept between calls.
+    pub connections: Pool,
 }
 
 impl Snapshot {
@@ -188,6 +190,7 @@ impl Snapshot {
         Snapshot {
             mutating,
             validating,
+            connections: Pool::default(),
         }
     }
 

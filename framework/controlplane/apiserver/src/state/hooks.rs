@@ -99,7 +99,10 @@ impl State {
         let mut reinvoke = BTreeSet::new();
         for (i, w) in hooks.mutating.iter().enumerate() {
             let object = Some(&*obj).filter(|o| !o.is_null());
-            let Some(outcome) = self.call(w, a, object, old, ns_labels.as_ref()).await? else {
+            let Some(outcome) = self
+                .call(hooks, w, a, object, old, ns_labels.as_ref())
+                .await?
+            else {
                 continue;
             };
             if apply_outcome(w, outcome, obj, &mut warnings)? {
@@ -112,7 +115,10 @@ impl State {
         for i in reinvoke {
             let w = &hooks.mutating[i];
             let object = Some(&*obj).filter(|o| !o.is_null());
-            if let Some(outcome) = self.call(w, a, object, old, ns_labels.as_ref()).await? {
+            if let Some(outcome) = self
+                .call(hooks, w, a, object, old, ns_labels.as_ref())
+                .await?
+            {
                 apply_outcome(w, outcome, obj, &mut warnings)?;
             }
         }
@@ -133,7 +139,7 @@ impl State {
         let calls = hooks
             .validating
             .iter()
-            .map(|w| self.call(w, a, obj, old, ns_labels.as_ref()));
+            .map(|w| self.call(hooks, w, a, obj, old, ns_labels.as_ref()));
         let mut warnings = Vec::new();
         let mut first_error = None;
         for result in futures::future::join_all(calls).await {
@@ -167,6 +173,7 @@ impl State {
     /// and its failure policy is `Ignore`.
     async fn call(
         &self,
+        hooks: &Snapshot,
         w: &Webhook,
         a: &Attributes<'_>,
         obj: Option<&Value>,
@@ -197,7 +204,9 @@ impl State {
             let endpoint = self.endpoint(w)?;
             let tls = w.tls.clone().map_err(webhooks::Error::Config)?;
             let body = serde_json::to_vec(&review).unwrap_or_default();
-            let bytes = webhooks::post(&endpoint, tls, body, w.timeout).await?;
+            let bytes =
+                webhooks::post(&hooks.connections, &w.name, &endpoint, tls, body, w.timeout)
+                    .await?;
             Ok(Some(webhooks::response(w, &uid, &bytes)?))
         }
         .await;

@@ -1,10 +1,14 @@
-//! Posting an AdmissionReview over HTTPS: one HTTP/1.1 connection per call, TLS verified
+//! Posting an AdmissionReview over HTTPS: HTTP/1.1 connections kept open between calls
+//! (see [`Pool`]), TLS verified
 //! against the webhook's `caBundle` (or the system roots when it has none) for the host of
 //! `clientConfig.url`, or `NAME.NAMESPACE.svc` for a `clientConfig.service`, as upstream.
 
-use std::sync::{Arc, OnceLock};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use axum::body::Body;
+use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
@@ -110,14 +114,81 @@ pub(crate) fn tls_config(ca_bundle: Option<&[u8]>) -> Result<Arc<rustls::ClientC
     Ok(Arc::new(config))
 }
 
-/// POSTs `body` (JSON) to `endpoint` within `timeout` and returns the response body.
+/// Open connections to webhooks, kept between calls as kube-apiserver's client keeps them.
+/// A pool belongs to one [`Snapshot`](super::Snapshot): connections are keyed by webhook and
+/// address, so each was verified with that webhook's `caBundle`, and they close when the
+/// configurations change.
+#[derive(Default)]
+pub(crate) struct Pool {
+    idle: Mutex<HashMap<PoolKey, Vec<SendRequest<Body>>>>,
+}
+
+/// A webhook's name and the host and port it is called at.
+type PoolKey = (String, String, u16);
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool").finish_non_exhaustive()
+    }
+}
+
+/// Idle connections kept per webhook and address.
+const MAX_IDLE: usize = 16;
+
+impl Pool {
+    fn take(&self, key: &PoolKey) -> Option<SendRequest<Body>> {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        let list = idle.get_mut(key)?;
+        while let Some(sender) = list.pop() {
+            if !sender.is_closed() && sender.is_ready() {
+                return Some(sender);
+            }
+        }
+        None
+    }
+
+    fn give_back(&self, key: PoolKey, sender: SendRequest<Body>) {
+        if sender.is_closed() {
+            return;
+        }
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        let list = idle.entry(key).or_default();
+        if list.len() < MAX_IDLE {
+            list.push(sender);
+        }
+    }
+}
+
+/// POSTs `body` (JSON) for webhook `name` to `endpoint` within `timeout` and returns the
+/// response body, reusing an idle connection of `pool` when there is one.
 pub(crate) async fn post(
+    pool: &Pool,
+    name: &str,
     endpoint: &Endpoint,
     tls: Arc<rustls::ClientConfig>,
     body: Vec<u8>,
     timeout: Duration,
 ) -> Result<Vec<u8>, Error> {
-    match tokio::time::timeout(timeout, exchange(endpoint, tls, body)).await {
+    let key = (name.to_string(), endpoint.host.clone(), endpoint.port);
+    let exchange = async {
+        if let Some(mut sender) = pool.take(&key) {
+            // An idle connection the webhook closed meanwhile: fall back to a new one.
+            if let Ok(answer) = send(&mut sender, endpoint, body.clone()).await {
+                pool.give_back(key.clone(), sender);
+                return answer;
+            }
+        }
+        let mut sender = connect(endpoint, tls).await?;
+        let answer = send(&mut sender, endpoint, body)
+            .await
+            .map_err(|e| Error::Call {
+                url: endpoint.url(),
+                reason: e.to_string(),
+            })?;
+        pool.give_back(key.clone(), sender);
+        answer
+    };
+    match tokio::time::timeout(timeout, exchange).await {
         Ok(result) => result,
         Err(_) => Err(Error::Timeout {
             url: endpoint.url(),
@@ -125,11 +196,11 @@ pub(crate) async fn post(
     }
 }
 
-async fn exchange(
+/// A new HTTP/1.1 connection over TLS to `endpoint`.
+async fn connect(
     endpoint: &Endpoint,
     tls: Arc<rustls::ClientConfig>,
-    body: Vec<u8>,
-) -> Result<Vec<u8>, Error> {
+) -> Result<SendRequest<Body>, Error> {
     let fail = |reason: String| Error::Call {
         url: endpoint.url(),
         reason,
@@ -144,33 +215,50 @@ async fn exchange(
         .connect(server_name, tcp)
         .await
         .map_err(|e| fail(format!("tls: {e}")))?;
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await
         .map_err(|e| fail(e.to_string()))?;
-    let driver = tokio::spawn(conn);
+    // Runs until the sender is dropped or the webhook closes the connection.
+    tokio::spawn(conn);
+    Ok(sender)
+}
+
+/// One request on an open connection. The outer error is the connection's (worth a retry on
+/// a fresh one); the inner result is the webhook's answer.
+async fn send(
+    sender: &mut SendRequest<Body>,
+    endpoint: &Endpoint,
+    body: Vec<u8>,
+) -> Result<Result<Vec<u8>, Error>, hyper::Error> {
     let request = http::Request::post(endpoint.path.as_str())
         .header(http::header::HOST, endpoint.server_name.as_str())
         .header(http::header::CONTENT_TYPE, "application/json")
         .header(http::header::ACCEPT, "application/json")
-        .body(axum::body::Body::from(body))
-        .map_err(|e| fail(e.to_string()))?;
-    let result = async {
-        let resp = sender
-            .send_request(request)
-            .await
-            .map_err(|e| fail(e.to_string()))?;
-        let status = resp.status().as_u16();
-        let bytes = axum::body::to_bytes(axum::body::Body::new(resp.into_body()), MAX_RESPONSE)
-            .await
-            .map_err(|e| fail(e.to_string()))?;
-        if !(200..300).contains(&status) {
-            return Err(Error::Status { code: status });
+        .body(Body::from(body));
+    let request = match request {
+        Ok(r) => r,
+        Err(e) => {
+            return Ok(Err(Error::Call {
+                url: endpoint.url(),
+                reason: e.to_string(),
+            }));
         }
-        Ok(bytes.to_vec())
+    };
+    let resp = sender.send_request(request).await?;
+    let status = resp.status().as_u16();
+    let bytes = match axum::body::to_bytes(Body::new(resp.into_body()), MAX_RESPONSE).await {
+        Ok(b) => b,
+        Err(e) => {
+            return Ok(Err(Error::Call {
+                url: endpoint.url(),
+                reason: e.to_string(),
+            }));
+        }
+    };
+    if !(200..300).contains(&status) {
+        return Ok(Err(Error::Status { code: status }));
     }
-    .await;
-    driver.abort();
-    result
+    Ok(Ok(bytes.to_vec()))
 }
 
 #[cfg(test)]
