@@ -189,8 +189,17 @@ impl State {
             if !webhooks::matches_selectors(w, a, obj, old, ns_labels)? {
                 return Ok(None);
             }
-            if !w.conditions.is_empty() && !w.conditions.evaluate(obj, old, &review["request"])? {
-                return Ok(None);
+            if !w.conditions.is_empty() {
+                // `request` is the AdmissionRequest without the objects, which are variables
+                // of their own.
+                let mut request = review["request"].clone();
+                if let Some(r) = request.as_object_mut() {
+                    r.remove("object");
+                    r.remove("oldObject");
+                }
+                if !w.conditions.evaluate(obj, old, &request)? {
+                    return Ok(None);
+                }
             }
             if a.dry_run && !w.dry_run_safe {
                 return Err(Refusal::DryRun);

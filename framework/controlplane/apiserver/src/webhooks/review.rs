@@ -189,7 +189,11 @@ fn denial(w: &Webhook, status: &Value) -> ApiError {
         .and_then(|c| u16::try_from(c).ok())
         .filter(|c| (400..600).contains(c))
         .unwrap_or(403);
-    let message = match status["message"].as_str().filter(|m| !m.is_empty()) {
+    // Upstream's `ToStatusErr`: the message, else the reason, else no explanation.
+    let explained = [&status["message"], &status["reason"]]
+        .into_iter()
+        .find_map(|v| v.as_str().filter(|m| !m.is_empty()));
+    let message = match explained {
         Some(m) => format!("admission webhook \"{}\" denied the request: {m}", w.name),
         None => format!(
             "admission webhook \"{}\" denied the request without explanation",
@@ -305,6 +309,14 @@ mod tests {
             d.message
                 .ends_with("denied the request without explanation")
         );
+        let body =
+            review(json!({"uid": "u", "allowed": false, "status": {"reason": "NotAllowed"}}));
+        let d = response(&w, "u", &body)
+            .expect("reads")
+            .denial
+            .expect("denied");
+        assert_eq!((d.code, d.reason), (403, "Forbidden"));
+        assert!(d.message.ends_with("denied the request: NotAllowed"));
     }
 
     #[test]
