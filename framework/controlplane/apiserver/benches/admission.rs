@@ -106,7 +106,7 @@ async fn main() {
         &client,
         "Validating",
         "bench-validate",
-        webhook("validate.bench", validating.url_config("/")),
+        webhook("validate.bench.mni.dev", validating.url_config("/")),
     )
     .await;
     report("1 validating webhook", &measure(&client, "validated").await);
@@ -119,7 +119,7 @@ async fn main() {
         &client,
         "Mutating",
         "bench-mutate",
-        webhook("mutate.bench", mutating.url_config("/")),
+        webhook("mutate.bench.mni.dev", mutating.url_config("/")),
     )
     .await;
     report(

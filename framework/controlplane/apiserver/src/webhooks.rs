@@ -7,13 +7,15 @@
 //! webhooks a request matches (operations, groups, versions, resources and subresources,
 //! scope, the namespace and object selectors, the CEL `matchConditions`); `review` builds the
 //! AdmissionReview v1 request and reads the response (patches, warnings, denials, each failure
-//! worded as upstream words it); `client` posts it over HTTPS, verifying the `caBundle`.
+//! worded as upstream words it); `client` posts it over HTTPS, verifying the `caBundle`;
+//! `config` defaults and validates the configurations when they are written.
 //!
 //! This module holds no state and does no storage: the state layer (`state::hooks`) resolves
 //! a `clientConfig.service` to an address, looks up namespace labels, and runs the mutating
 //! and validating phases around the rest of admission.
 
 mod client;
+mod config;
 mod review;
 mod rules;
 
@@ -26,6 +28,7 @@ use mni_apimachinery::Selector;
 use serde_json::Value;
 
 pub(crate) use client::{Endpoint, Pool, post, with_timeout};
+pub(crate) use config::{default_configuration, validate_configuration};
 pub(crate) use review::{Attributes, Operation, Outcome, call_failed, request, response};
 pub(crate) use rules::{Conditions, matches_rules, matches_selectors};
 

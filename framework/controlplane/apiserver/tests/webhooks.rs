@@ -617,3 +617,69 @@ async fn kubectl_shows_the_denial_and_the_warnings() {
     assert_eq!(stdout.trim(), "configmap/fine created");
     assert_eq!(stderr.trim(), "Warning: checked by the webhook");
 }
+
+#[tokio::test]
+async fn a_bad_configuration_is_refused_with_the_field_named() {
+    let (_server, client) = support::start().await;
+    let resource = kube::discovery::ApiResource {
+        group: "admissionregistration.k8s.io".into(),
+        version: "v1".into(),
+        api_version: "admissionregistration.k8s.io/v1".into(),
+        kind: "ValidatingWebhookConfiguration".into(),
+        plural: "validatingwebhookconfigurations".into(),
+    };
+    let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+    let mut w = webhook("bad.example.com", json!({"url": "http://127.0.0.1/"}));
+    w["matchConditions"] = json!([{"name": "c", "expression": "object.metadata.name =="}]);
+    let obj: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": "bad"},
+        "webhooks": [w],
+    }))
+    .expect("configuration");
+    let e = api_error(
+        api.create(&PostParams::default(), &obj)
+            .await
+            .expect_err("refused"),
+    );
+    assert_eq!((e.code, e.reason.as_str()), (422, "Invalid"));
+    assert!(
+        e.message.starts_with(
+            "ValidatingWebhookConfiguration.admissionregistration.k8s.io \"bad\" is invalid: ["
+        ),
+        "{}",
+        e.message
+    );
+    assert!(
+        e.message.contains(
+            "webhooks[0].clientConfig.url: Invalid value: \"http://127.0.0.1/\": 'https' is the only allowed URL scheme"
+        ),
+        "{}",
+        e.message
+    );
+    assert!(
+        e.message
+            .contains("webhooks[0].matchConditions[0].expression: Invalid value: \"object.metadata.name ==\": compilation failed: ERROR: <input>:1:"),
+        "{}",
+        e.message
+    );
+    // Written with upstream's defaults.
+    let good = webhook("good.example.com", json!({"url": "https://127.0.0.1/"}));
+    let obj: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": "good"},
+        "webhooks": [good],
+    }))
+    .expect("configuration");
+    let created = api
+        .create(&PostParams::default(), &obj)
+        .await
+        .expect("created");
+    let w = &created.data["webhooks"][0];
+    assert_eq!(
+        (&w["failurePolicy"], &w["timeoutSeconds"], &w["matchPolicy"]),
+        (&json!("Fail"), &json!(10), &json!("Equivalent"))
+    );
+}
