@@ -95,7 +95,7 @@ pub(crate) fn matches_selectors(
         let hit = [object, old]
             .into_iter()
             .flatten()
-            .any(|o| object_sel.matches(&crate::object::labels(o)));
+            .any(|o| object_sel.matches(&labels(o)));
         if !hit {
             return Ok(false);
         }
@@ -105,16 +105,24 @@ pub(crate) fn matches_selectors(
     }
     let is_namespace = a.info.group.is_empty() && a.info.plural == "namespaces";
     if is_namespace {
-        let labels = object
-            .or(old)
-            .map(crate::object::labels)
-            .unwrap_or_default();
+        let labels = object.or(old).map(labels).unwrap_or_default();
         return Ok(ns_sel.matches(&labels));
     }
     if !a.info.namespaced {
         return Ok(true);
     }
     Ok(ns_sel.matches(&ns_labels.cloned().unwrap_or_default()))
+}
+
+/// `metadata.labels` of an object. (Not `object::labels`: `object` depends on `builtin`, which
+/// validates the configurations with this module.)
+fn labels(obj: &Value) -> BTreeMap<String, String> {
+    obj.pointer("/metadata/labels")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+        .collect()
 }
 
 /// Compiled `matchConditions`: each a name and its program (or its compile error).
