@@ -13,5 +13,8 @@ fn main() {
             println!("cargo:rerun-if-changed={}", path.display());
         }
     }
+    // The crate directory too, so that a new plugin directory (absent from the list above
+    // when the script last ran) is noticed.
+    println!("cargo:rerun-if-changed=.");
     println!("cargo:rerun-if-changed=build.rs");
 }

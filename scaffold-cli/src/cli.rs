@@ -107,6 +107,24 @@ pub enum PluginsCommand {
         /// The plugin key or a short name, e.g. `base` or `base.mni.dev/v1`.
         key: String,
     },
+    /// Scaffold a plugin project on mni-plugin-sdk in ./NAME (or -C DIR/NAME).
+    New(PluginNewArgs),
+}
+
+/// `plugins new` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct PluginNewArgs {
+    /// The plugin's short name, a DNS-1123 label starting with a letter: the package, binary
+    /// and directory name (e.g. `docs`).
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// The domain of the plugin key, `NAME.DOMAIN/v1`.
+    #[arg(long, value_name = "D", default_value = crate::plugin_new::DEFAULT_DOMAIN)]
+    pub domain: String,
+    /// The mNi checkout whose plugins/sdk the plugin depends on, absolute or relative to the new
+    /// project (default: the checkout this mni-scaffold was built from).
+    #[arg(long, value_name = "PATH")]
+    pub mni_path: Option<String>,
 }
 
 /// `init` flags.

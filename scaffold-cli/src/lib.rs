@@ -5,7 +5,7 @@
 //! scaffolding subcommands go through
 //! [`scaffold`](scaffold()) (read PROJECT → resolve the plugin chain → load the Universe → run
 //! the plugins → validate → commit atomically, PROJECT included), `plugins list|describe` through
-//! the [`Registry`] and `completion` through `clap_complete`. Built-in plugins are listed in one
+//! the [`Registry`], `plugins new` through [`plugin_new`] and `completion` through `clap_complete`. Built-in plugins are listed in one
 //! place, the [`builtin`] module; external plugins are executables found under
 //! `$MNI_PLUGINS_PATH` and spoken to as the [`external`] module describes (Kubebuilder's
 //! external-plugin protocol `v1alpha1`, plus mNi's `new service`, in a sandbox).
@@ -22,6 +22,7 @@
 pub mod builtin;
 pub mod cli;
 pub mod external;
+pub mod plugin_new;
 mod registry;
 mod scaffold;
 
@@ -58,6 +59,9 @@ pub enum Error {
     /// A flag no plugin declares, or a plugin declaring a flag that cannot be offered.
     #[error(transparent)]
     PluginFlags(#[from] PluginFlagsError),
+    /// `plugins new` failed.
+    #[error(transparent)]
+    PluginNew(#[from] plugin_new::PluginNewError),
     /// Printing failed.
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),
@@ -73,6 +77,7 @@ impl Error {
             Self::Registry(RegistryError::External(e)) if e.is_invalid_input() => 2,
             Self::Usage(e) => u8::try_from(e.exit_code()).unwrap_or(2),
             Self::PluginFlags(PluginFlagsError::Unknown { .. }) => 2,
+            Self::PluginNew(e) => e.exit_code(),
             _ => 1,
         }
     }
@@ -219,6 +224,17 @@ pub fn run(
             let cwd = cli.global.dir.as_deref().unwrap_or(Path::new("."));
             let cwd = if cwd.is_dir() { cwd } else { Path::new(".") };
             out.write_all(registry.describe(&key, &runner, cwd)?.as_bytes())?;
+            return Ok(());
+        }
+        Command::Plugins(PluginsCommand::New(args)) => {
+            let mut request = plugin_new::PluginNew::new(&args.name)
+                .with_domain(&args.domain)
+                .with_dry_run(cli.global.dry_run);
+            if let Some(path) = &args.mni_path {
+                request = request.with_mni_path(path);
+            }
+            let dir = cli.global.dir.as_deref().unwrap_or(Path::new("."));
+            plugin_new::new_plugin(&request, dir, out)?;
             return Ok(());
         }
         Command::Completion { shell } => {

@@ -19,6 +19,7 @@ fn control_plane_chapter_commands_run() {
         "network-crd.yaml",
         "network.yaml",
         "network-bad.yaml",
+        "limits.yaml",
     ] {
         std::fs::copy(root.join("book/src/examples").join(f), examples.join(f))
             .expect("copy example");
@@ -76,6 +77,16 @@ fn control_plane_chapter_commands_run() {
         "{stdout}"
     );
     assert!(stderr.contains("less than or equal to 10"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "pods \"three\" is forbidden: exceeded quota: compute, requested: pods=1, used: pods=2, limited: pods=2"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("requests.cpu  500m  1"),
+        "describe quota: {stdout}"
+    );
     assert!(stdout.contains("cronSpec"), "explain output: {stdout}");
     assert!(
         stderr.contains(r#"The Network "staging" is invalid: spec.subnets[0].gateway: Invalid value: "object": gateway 10.1.9.1 is outside 10.1.1.0/24"#),

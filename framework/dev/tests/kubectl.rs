@@ -894,7 +894,8 @@ fn generally_available_built_in_kinds_through_kubectl() {
     );
     let quotas = dev.ok(&["get", "quota"]);
     assert!(
-        quotas.contains("small") && quotas.contains("pods: 0/10"),
+        // The Job's pod was created before the quota and counts towards it.
+        quotas.contains("small") && quotas.contains("cpu: 0/2") && quotas.contains("/10"),
         "{quotas}"
     );
     let all = dev.ok(&["get", "all"]);
@@ -1012,6 +1013,63 @@ fn jobs_cron_jobs_endpoint_slices_and_the_node_through_kubectl() {
         "kubernetes.io/service-name=web",
         "--timeout=60s",
     ]);
+    dev.ok(&[
+        "create",
+        "pdb",
+        "web",
+        "--selector=app=web",
+        "--min-available=1",
+    ]);
+    dev.ok(&[
+        "wait",
+        "--for=jsonpath={.status.disruptionsAllowed}=0",
+        "pdb/web",
+        "--timeout=60s",
+    ]);
+    dev.ok(&[
+        "autoscale",
+        "deployment",
+        "web",
+        "--min=2",
+        "--max=4",
+        "--cpu-percent=50",
+    ]);
+    dev.ok(&[
+        "wait",
+        "--for=jsonpath={.spec.replicas}=2",
+        "deployment/web",
+        "--timeout=60s",
+    ]);
+    dev.ok(&[
+        "wait",
+        "--for=condition=ScalingActive=False",
+        "hpa/web",
+        "--timeout=60s",
+    ]);
+    let hpa = dev.ok(&["get", "hpa", "web"]);
+    assert!(hpa.contains("<unknown>/50%"), "{hpa}");
+    dev.apply(
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data\n  namespace: default\nspec:\n  accessModes: [ReadWriteOnce]\n  resources:\n    requests:\n      storage: 1Gi\n",
+    );
+    let sc = dev.ok(&["get", "storageclass"]);
+    assert!(
+        sc.contains("standard (default)") && sc.contains("WaitForFirstConsumer"),
+        "{sc}"
+    );
+    dev.apply(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: db\n  namespace: default\nspec:\n  containers: [{name: db, image: postgres:17}]\n  volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]\n",
+    );
+    dev.ok(&[
+        "wait",
+        "--for=jsonpath={.status.phase}=Bound",
+        "pvc/data",
+        "--timeout=60s",
+    ]);
+    let pvs = dev.ok(&["get", "pv"]);
+    assert!(
+        pvs.contains("Bound") && pvs.contains("default/data") && pvs.contains("standard"),
+        "{pvs}"
+    );
     let slices = dev.ok(&[
         "get",
         "endpointslices",
@@ -1021,5 +1079,76 @@ fn jobs_cron_jobs_endpoint_slices_and_the_node_through_kubectl() {
     assert!(
         slices.contains("IPv4") && slices.contains("10.244."),
         "{slices}"
+    );
+}
+
+/// `kubectl rollout history` and `rollout undo` for StatefulSets and DaemonSets, through
+/// the ControllerRevisions the simulator records.
+#[test]
+fn statefulset_and_daemonset_rollout_history_and_undo_through_kubectl() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dev = Dev::up(tmp.path());
+    dev.apply(
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\n  namespace: default\nspec:\n  serviceName: db\n  replicas: 2\n  selector:\n    matchLabels: {app: db}\n  template:\n    metadata:\n      labels: {app: db}\n    spec:\n      containers: [{name: db, image: 'postgres:16'}]\n",
+    );
+    dev.ok(&["rollout", "status", "statefulset/db", "--timeout=60s"]);
+    dev.ok(&["set", "image", "statefulset/db", "db=postgres:17"]);
+    dev.ok(&["rollout", "status", "statefulset/db", "--timeout=60s"]);
+    let history = dev.ok(&["rollout", "history", "statefulset/db"]);
+    let revisions: Vec<&str> = history
+        .lines()
+        .skip_while(|l| !l.starts_with("REVISION"))
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(revisions, ["1", "2"], "{history}");
+    let detail = dev.ok(&["rollout", "history", "statefulset/db", "--revision=1"]);
+    assert!(detail.contains("postgres:16"), "{detail}");
+
+    let undone = dev.ok(&["rollout", "undo", "statefulset/db", "--to-revision=1"]);
+    assert!(undone.contains("rolled back"), "{undone}");
+    dev.ok(&[
+        "wait",
+        "--for=jsonpath={.spec.template.spec.containers[0].image}=postgres:16",
+        "statefulset/db",
+        "--timeout=60s",
+    ]);
+    dev.ok(&["rollout", "status", "statefulset/db", "--timeout=60s"]);
+    // The old template is the newest revision again: 1 became 3.
+    let history = dev.ok(&["rollout", "history", "statefulset/db"]);
+    let revisions: Vec<&str> = history
+        .lines()
+        .skip_while(|l| !l.starts_with("REVISION"))
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(revisions, ["2", "3"], "{history}");
+    let image = dev.ok(&[
+        "get",
+        "pod",
+        "db-1",
+        "-o",
+        "jsonpath={.spec.containers[0].image}",
+    ]);
+    assert_eq!(image, "postgres:16");
+
+    dev.apply(
+        "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: agent\n  namespace: default\nspec:\n  selector:\n    matchLabels: {app: agent}\n  template:\n    metadata:\n      labels: {app: agent}\n    spec:\n      containers: [{name: agent, image: 'fluent-bit:3.0'}]\n",
+    );
+    dev.ok(&["rollout", "status", "daemonset/agent", "--timeout=60s"]);
+    dev.ok(&["set", "image", "daemonset/agent", "agent=fluent-bit:3.1"]);
+    dev.ok(&["rollout", "status", "daemonset/agent", "--timeout=60s"]);
+    let undone = dev.ok(&["rollout", "undo", "daemonset/agent"]);
+    assert!(undone.contains("rolled back"), "{undone}");
+    dev.ok(&[
+        "wait",
+        "--for=jsonpath={.spec.template.spec.containers[0].image}=fluent-bit:3.0",
+        "daemonset/agent",
+        "--timeout=60s",
+    ]);
+    let revisions = dev.ok(&["get", "controllerrevisions", "-l", "app=agent"]);
+    assert!(
+        revisions.lines().count() == 3 && revisions.contains("daemonset.apps/agent"),
+        "{revisions}"
     );
 }

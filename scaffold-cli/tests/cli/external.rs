@@ -1,6 +1,52 @@
 //! External plugins: the sample's happy path and every kind of misbehaviour.
 
+use crate::plugins_new::{cargo, repo};
 use crate::{Project, create_crew_api};
+
+/// The Rust port of the sample (`plugins/external-sample/src/main.rs`, on mni-plugin-sdk)
+/// writes exactly what the Python sample writes, and describes itself the same way.
+#[test]
+fn rust_sample_matches_the_python_sample() {
+    cargo(&repo(), &["build", "--offline", "-p", "mni-plugin-apidocs"]);
+    let python = Project::new().sample();
+    let rust = Project::new().plugin_binary(
+        "apidocs.mni.dev",
+        "v1",
+        &repo().join("target/debug/apidocs"),
+    );
+    let commands: [Vec<&str>; 5] = [
+        vec![
+            "--plugins",
+            "rust-operator,apidocs",
+            "init",
+            "--domain",
+            "example.com",
+            "--project-name",
+            "docs-demo",
+        ],
+        create_crew_api("Captain", &[]),
+        create_crew_api("Ship", &["--doc-title", "Ships", "--namespaced", "false"]),
+        vec!["edit"],
+        vec!["plugins", "describe", "apidocs"],
+    ];
+    for command in &commands {
+        let (a, b) = (python.run(command), rust.run(command));
+        assert_eq!(a.code, 0, "{command:?}: {a:#?}");
+        let strip = |s: &str| s.replace(&python.root().display().to_string(), "ROOT");
+        let strip_rust = |s: &str| s.replace(&rust.root().display().to_string(), "ROOT");
+        let (a_out, b_out) = (strip(&a.stdout), strip_rust(&b.stdout));
+        if command[0] == "plugins" {
+            // The first line names the executable; the rest (help and flags) must agree.
+            let tail = |s: &str| s.lines().skip(1).collect::<Vec<_>>().join("\n");
+            assert_eq!(tail(&a_out), tail(&b_out), "{command:?}");
+        } else {
+            assert_eq!(a_out, b_out, "{command:?}");
+        }
+        assert_eq!(b.code, 0, "{command:?}: {b:#?}");
+    }
+    assert_eq!(python.tree(), rust.tree());
+    assert!(rust.read("docs/ship.md").contains("- Scope: Cluster\n"));
+}
 
 #[test]
 fn sample_plugin_happy_path() {

@@ -7,6 +7,7 @@ mod bad_input;
 mod book;
 mod external;
 mod flags;
+mod plugins_new;
 mod scaffold;
 mod template;
 
@@ -96,6 +97,14 @@ impl Project {
         let path = dir.join(name);
         fs::write(&path, script).expect("write plugin");
         fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).expect("chmod");
+        self
+    }
+
+    /// Installs the executable file `binary` as external plugin `name/version`.
+    pub(crate) fn plugin_binary(self, name: &str, version: &str, binary: &Path) -> Self {
+        let dir = self.tmp.path().join("plugins").join(name).join(version);
+        fs::create_dir_all(&dir).expect("mkdir plugin");
+        fs::copy(binary, dir.join(name)).expect("install plugin binary");
         self
     }
 

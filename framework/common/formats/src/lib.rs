@@ -4,6 +4,8 @@
 //!   names, namespaces, API groups and service names.
 //! - [`cron`]: CronJob schedules, parsed and stepped as kube-controller-manager does.
 //! - [`net`]: IP addresses and CIDRs ([`net::Cidr`]), with the arithmetic of networks.
+//! - [`quantity`]: resource quantities (`500m`, `1.5Gi`), exact, added, compared and printed
+//!   as apimachinery does.
 //!
 //! This crate has no dependencies and does no IO; the API server (for its messages), the
 //! runtime, the upstream simulators, the scaffolder and the generated services all use it, so a
@@ -22,3 +24,4 @@
 pub mod cron;
 pub mod names;
 pub mod net;
+pub mod quantity;

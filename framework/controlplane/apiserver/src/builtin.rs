@@ -8,8 +8,8 @@
 //! Most kinds are stored as decoded, with no hooks of their own (`stored!`): volumes, quotas,
 //! nodes, jobs, autoscalers, disruption budgets, storage, scheduling and admission policies;
 //! the webhook configurations are defaulted and validated as upstream (see `webhooks`).
-//! HorizontalPodAutoscaler is served at `autoscaling/v2` only: `autoscaling/v1` is a
-//! different shape (`targetCPUUtilizationPercentage`) that needs a real conversion.
+//! HorizontalPodAutoscaler is stored at `autoscaling/v2` and served at `autoscaling/v1` too,
+//! converted by `conversion`.
 
 use std::any::TypeId;
 
@@ -263,8 +263,8 @@ kind!(
     PERSISTENT_VOLUME_CLAIM,
     core::v1::PersistentVolumeClaim,
     &[],
-    defaults::pending_phase,
-    no_validation
+    defaults::persistent_volume_claim,
+    validation::pvc
 );
 
 kind!(JOB, batch::v1::Job, &[], defaults::job, validation::job);
@@ -276,6 +276,56 @@ kind!(
     validation::cron_job
 );
 
+kind!(
+    HPA,
+    autoscaling::v2::HorizontalPodAutoscaler,
+    &[],
+    defaults::hpa_v2,
+    validation::hpa
+);
+kind!(
+    HPA_V1,
+    autoscaling::v1::HorizontalPodAutoscaler,
+    &[],
+    defaults::hpa_v1,
+    validation::hpa_v1
+);
+kind!(
+    LIMIT_RANGE,
+    core::v1::LimitRange,
+    &[],
+    defaults::limit_range,
+    validation::limit_range
+);
+kind!(
+    RESOURCE_QUOTA,
+    core::v1::ResourceQuota,
+    &[],
+    no_defaults,
+    validation::resource_quota
+);
+kind!(
+    PDB,
+    policy::v1::PodDisruptionBudget,
+    &[],
+    no_defaults,
+    validation::pdb
+);
+kind!(
+    STORAGE_CLASS,
+    storage::v1::StorageClass,
+    &[],
+    validation::default_storage_class,
+    validation::storage_class
+);
+kind!(
+    PRIORITY_CLASS,
+    scheduling::v1::PriorityClass,
+    &[],
+    validation::default_priority_class,
+    validation::priority_class
+);
+
 /// A kind stored as it is decoded: no field selectors, defaults or validation of its own.
 macro_rules! stored {
     ($($name:ident: $ty:ty),* $(,)?) => {
@@ -284,21 +334,15 @@ macro_rules! stored {
 }
 
 stored!(
-    RESOURCE_QUOTA: core::v1::ResourceQuota,
-    LIMIT_RANGE: core::v1::LimitRange,
     NODE: core::v1::Node,
     POD_TEMPLATE: core::v1::PodTemplate,
     REPLICATION_CONTROLLER: core::v1::ReplicationController,
     CONTROLLER_REVISION: apps::v1::ControllerRevision,
-    HPA: autoscaling::v2::HorizontalPodAutoscaler,
-    PDB: policy::v1::PodDisruptionBudget,
     ENDPOINT_SLICE: discovery::v1::EndpointSlice,
-    STORAGE_CLASS: storage::v1::StorageClass,
     CSI_DRIVER: storage::v1::CSIDriver,
     CSI_NODE: storage::v1::CSINode,
     VOLUME_ATTACHMENT: storage::v1::VolumeAttachment,
     CSI_STORAGE_CAPACITY: storage::v1::CSIStorageCapacity,
-    PRIORITY_CLASS: scheduling::v1::PriorityClass,
     RUNTIME_CLASS: node::v1::RuntimeClass,
     INGRESS_CLASS: networking::v1::IngressClass,
     IP_ADDRESS: networking::v1::IPAddress,
@@ -476,6 +520,10 @@ pub(crate) fn resources() -> Vec<ResourceInfo> {
     }
     let mut pdb = info::<policy::v1::PodDisruptionBudget>(&PDB, extra(&["pdb"], true));
     pdb.generation = true;
+    // Served after v2, so that v2 is the group's preferred version.
+    let mut hpa_v1 =
+        info::<autoscaling::v1::HorizontalPodAutoscaler>(&HPA_V1, workload(&["hpa"], false));
+    hpa_v1.storage_version = "v2".into();
     let mut service_cidr = info::<networking::v1::ServiceCIDR>(&SERVICE_CIDR, extra(&[], true));
     service_cidr.generation = true;
     vec![
@@ -508,6 +556,7 @@ pub(crate) fn resources() -> Vec<ResourceInfo> {
         info::<batch::v1::Job>(&JOB, workload(&[], false)),
         info::<batch::v1::CronJob>(&CRON_JOB, workload(&["cj"], false)),
         info::<autoscaling::v2::HorizontalPodAutoscaler>(&HPA, workload(&["hpa"], false)),
+        hpa_v1,
         pdb,
         info::<discovery::v1::EndpointSlice>(&ENDPOINT_SLICE, extra(&[], false)),
         info::<storage::v1::StorageClass>(&STORAGE_CLASS, extra(&["sc"], false)),

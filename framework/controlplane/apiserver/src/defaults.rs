@@ -274,6 +274,108 @@ pub(crate) fn cron_job(v: &mut Value) {
     }
 }
 
+/// HorizontalPodAutoscaler at `autoscaling/v2`: `SetDefaults_HorizontalPodAutoscaler` — one
+/// minimum replica, CPU at 80% when no metric is given, and a given `behavior` completed with
+/// the default scale-up and scale-down rules.
+pub(crate) fn hpa_v2(v: &mut Value) {
+    let Some(spec) = existing_object(v, &["spec"]) else {
+        return;
+    };
+    set_default(spec, "minReplicas", json!(1));
+    if spec
+        .get("metrics")
+        .and_then(Value::as_array)
+        .is_none_or(Vec::is_empty)
+    {
+        spec.insert(
+            "metrics".into(),
+            json!([{"type": "Resource", "resource": {"name": "cpu",
+                "target": {"type": "Utilization", "averageUtilization": 80}}}]),
+        );
+    }
+    let Some(behavior) = spec.get_mut("behavior").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let rules = [
+        (
+            "scaleUp",
+            0,
+            json!([{"type": "Pods", "value": 4, "periodSeconds": 15},
+                   {"type": "Percent", "value": 100, "periodSeconds": 15}]),
+        ),
+        (
+            "scaleDown",
+            300,
+            json!([{"type": "Percent", "value": 100, "periodSeconds": 15}]),
+        ),
+    ];
+    for (direction, window, policies) in rules {
+        let slot = behavior.entry(direction).or_insert_with(|| json!({}));
+        if slot.is_null() {
+            *slot = json!({});
+        }
+        if let Some(r) = slot.as_object_mut() {
+            set_default(r, "stabilizationWindowSeconds", json!(window));
+            set_default(r, "selectPolicy", json!("Max"));
+            set_default(r, "policies", policies);
+        }
+    }
+}
+
+/// HorizontalPodAutoscaler at `autoscaling/v1`: one minimum replica. As upstream, no CPU
+/// target is defaulted here: an HPA without one is stored without metrics.
+pub(crate) fn hpa_v1(v: &mut Value) {
+    if let Some(spec) = existing_object(v, &["spec"]) {
+        set_default(spec, "minReplicas", json!(1));
+    }
+}
+
+/// PersistentVolumeClaim: `Pending` and the `Filesystem` volume mode.
+pub(crate) fn persistent_volume_claim(v: &mut Value) {
+    pending_phase(v);
+    if let Some(spec) = existing_object(v, &["spec"]) {
+        set_default(spec, "volumeMode", json!("Filesystem"));
+    }
+}
+
+/// LimitRange: `SetDefaults_LimitRangeItem` for Container items — the default limit falls back
+/// to `max`, the default request to the default limit, then to `min`.
+pub(crate) fn limit_range(v: &mut Value) {
+    let Some(items) = v.pointer_mut("/spec/limits").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for item in items {
+        if item["type"] != "Container" {
+            continue;
+        }
+        let Some(item) = item.as_object_mut() else {
+            continue;
+        };
+        let read = |item: &Map<String, Value>, k: &str| -> Map<String, Value> {
+            item.get(k)
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default()
+        };
+        let max = read(item, "max");
+        let min = read(item, "min");
+        let mut default = read(item, "default");
+        for (k, q) in max {
+            default.entry(k).or_insert(q);
+        }
+        let mut request = read(item, "defaultRequest");
+        for (k, q) in default.iter().chain(min.iter()) {
+            request.entry(k.clone()).or_insert_with(|| q.clone());
+        }
+        if !default.is_empty() {
+            item.insert("default".into(), Value::Object(default));
+        }
+        if !request.is_empty() {
+            item.insert("defaultRequest".into(), Value::Object(request));
+        }
+    }
+}
+
 fn at_str(v: &Value, path: &[&str]) -> String {
     path.iter()
         .try_fold(v, |cur, k| cur.get(*k))

@@ -29,8 +29,10 @@
 //!    preconditions, each write through admission.
 //! 4. Helpers, without state: `admission` (decode, default, validate), `auth` (credentials,
 //!    RBAC), `crd` (custom resources), `builtin`, `defaults` and `validation` (built-in kinds),
-//!    `fields` (managedFields, apply), `webhooks` (admission webhooks: matching, reviews, the
-//!    HTTPS client), `patch`, `scale`, `object`, `ipalloc`, `openapi`,
+//!    `conversion` (built-in kinds served in two shapes), `quota` and `limits` (ResourceQuota
+//!    and LimitRange arithmetic), `fields` (managedFields, apply), `webhooks` (admission
+//!    webhooks: matching, reviews, the HTTPS client), `patch`, `scale`, `object`,
+//!    `ipalloc`, `openapi`,
 //!    `discovery`, `table` (kubectl's tables), `request` (paths, query, media types),
 //!    `typemeta` (the `apiVersion` and `kind` of bodies, defaulted from the path),
 //!    `registry` (served resources), `error`; and `tls`, `https`, `kubeconfig` for serving.
@@ -39,6 +41,7 @@ mod admission;
 mod auth;
 mod builtin;
 mod controllers;
+mod conversion;
 mod crd;
 mod defaults;
 mod discovery;
@@ -48,9 +51,11 @@ mod handlers;
 mod https;
 mod ipalloc;
 pub mod kubeconfig;
+mod limits;
 mod object;
 mod openapi;
 mod patch;
+mod quota;
 mod registry;
 mod request;
 mod scale;

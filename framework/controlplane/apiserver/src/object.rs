@@ -7,9 +7,9 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::builtin;
 use crate::error::{ApiError, ApiResult};
 use crate::registry::ResourceInfo;
+use crate::{builtin, conversion};
 
 /// The `metadata` object, created when missing.
 pub(crate) fn meta_mut(obj: &mut Value) -> &mut Map<String, Value> {
@@ -163,6 +163,9 @@ pub(crate) fn to_served(info: &ResourceInfo, mut obj: Value) -> Value {
     if info.group == "events.k8s.io" {
         return builtin::event_to_events_v1(obj);
     }
+    if conversion::is_hpa_v1(&info.group, &info.version, &info.kind) {
+        return conversion::hpa_v2_to_v1(obj);
+    }
     if let Some(o) = obj.as_object_mut() {
         o.insert("apiVersion".into(), Value::String(info.api_version()));
     }
@@ -173,6 +176,9 @@ pub(crate) fn to_served(info: &ResourceInfo, mut obj: Value) -> Value {
 pub(crate) fn to_storage(info: &ResourceInfo, mut obj: Value) -> Value {
     if info.group == "events.k8s.io" {
         return builtin::events_v1_to_event(obj);
+    }
+    if conversion::is_hpa_v1(&info.group, &info.version, &info.kind) {
+        return conversion::hpa_v1_to_v2(obj);
     }
     if info.storage_version != info.version
         && let Some(o) = obj.as_object_mut()

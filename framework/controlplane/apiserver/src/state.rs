@@ -20,6 +20,7 @@ mod hooks;
 mod lines;
 mod objects;
 mod owners;
+mod plugins;
 mod selectors;
 
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -63,6 +64,8 @@ pub(crate) struct State {
     webhooks: RwLock<Option<std::sync::Arc<crate::webhooks::Snapshot>>>,
     /// Bumped by each write of a webhook configuration.
     webhook_generation: std::sync::atomic::AtomicU64,
+    /// Held from a quota check to the write of the quotas' usage (see `plugins`).
+    quota_lock: tokio::sync::Mutex<()>,
 }
 
 /// The result of a write: the object as written (or as it would be, on a dry run) and the
@@ -155,6 +158,7 @@ impl State {
             cluster_ips: crate::ipalloc::ClusterIps::default(),
             webhooks: RwLock::new(None),
             webhook_generation: std::sync::atomic::AtomicU64::new(0),
+            quota_lock: tokio::sync::Mutex::new(()),
         }
     }
 

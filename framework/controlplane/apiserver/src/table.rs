@@ -366,6 +366,24 @@ fn places_age(cols: &[Column]) -> bool {
     cols.iter().any(|c| c.name == "Age")
 }
 
+/// The NAME cell: a default StorageClass is marked `(default)`, as upstream's printer does.
+fn name_cell(kind: &str, o: &Value) -> String {
+    let name = object::name(o);
+    let default = |key: &str| {
+        o.pointer(&format!("/metadata/annotations/{}", key.replace('/', "~1")))
+            .and_then(Value::as_str)
+            == Some("true")
+    };
+    if kind == "StorageClass"
+        && (default("storageclass.kubernetes.io/is-default-class")
+            || default("storageclass.beta.kubernetes.io/is-default-class"))
+    {
+        format!("{name} (default)")
+    } else {
+        name.to_string()
+    }
+}
+
 /// Builds a `Table` of `items` (served form).
 pub(crate) fn table(info: &ResourceInfo, items: &[Value], metadata: Value, q: &Query) -> Value {
     let include = q.get("includeObject").unwrap_or("Metadata");
@@ -380,7 +398,7 @@ pub(crate) fn table(info: &ResourceInfo, items: &[Value], metadata: Value, q: &Q
         info.kind.as_str()
     };
     for (i, o) in items.iter().enumerate() {
-        let mut cells = vec![json!(object::name(o))];
+        let mut cells = vec![json!(name_cell(kind, o))];
         let mut extra_defs = Vec::new();
         let mut has_age = custom.is_some_and(|_| !custom_cols.is_empty());
         if custom.is_some() {

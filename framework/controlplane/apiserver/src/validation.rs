@@ -5,10 +5,17 @@
 //! malformed RBAC rules, invalid data keys), with upstream's paths and messages. Object
 //! metadata (names, labels, annotations) is validated for every kind in `objects`.
 
+mod cluster;
+
 use std::collections::BTreeSet;
 
 use mni_apimachinery::{FieldError, Selector};
 use serde_json::Value;
+
+pub(crate) use cluster::{
+    default_priority_class, default_storage_class, hpa, hpa_v1, limit_range, pdb, priority_class,
+    pvc, resource_quota, storage_class,
+};
 
 fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
     path.iter().try_fold(v, |cur, k| cur.get(*k))?.as_str()

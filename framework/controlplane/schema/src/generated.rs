@@ -1159,6 +1159,62 @@ pub(crate) static AUTHORIZATION_V1_SUBJECT_RULES_REVIEW_STATUS: Definition = Def
     ],
 };
 
+/// `io.k8s.api.autoscaling.v1.CrossVersionObjectReference`.
+pub(crate) static AUTOSCALING_V1_CROSS_VERSION_OBJECT_REFERENCE: Definition = Definition {
+    name: "io.k8s.api.autoscaling.v1.CrossVersionObjectReference",
+    kinds: &[],
+    map_type: Some(MapType::Atomic),
+    fields: &[],
+};
+
+/// `io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler`.
+pub(crate) static AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER: Definition = Definition {
+    name: "io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler",
+    kinds: &[GroupVersionKind {
+        group: "autoscaling",
+        version: "v1",
+        kind: "HorizontalPodAutoscaler",
+    }],
+    map_type: None,
+    fields: &[
+        Field::new("metadata", Shape::Value, Some(&META_V1_OBJECT_META)),
+        Field::new(
+            "spec",
+            Shape::Value,
+            Some(&AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER_SPEC),
+        ),
+        Field::new(
+            "status",
+            Shape::Value,
+            Some(&AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER_STATUS),
+        ),
+    ],
+};
+
+/// `io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerSpec`.
+pub(crate) static AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER_SPEC: Definition = Definition {
+    name: "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerSpec",
+    kinds: &[],
+    map_type: None,
+    fields: &[Field::new(
+        "scaleTargetRef",
+        Shape::Value,
+        Some(&AUTOSCALING_V1_CROSS_VERSION_OBJECT_REFERENCE),
+    )],
+};
+
+/// `io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerStatus`.
+pub(crate) static AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER_STATUS: Definition = Definition {
+    name: "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerStatus",
+    kinds: &[],
+    map_type: None,
+    fields: &[Field::new(
+        "lastScaleTime",
+        Shape::Value,
+        Some(&META_V1_TIME),
+    )],
+};
+
 /// `io.k8s.api.autoscaling.v1.Scale`.
 pub(crate) static AUTOSCALING_V1_SCALE: Definition = Definition {
     name: "io.k8s.api.autoscaling.v1.Scale",
@@ -7002,6 +7058,10 @@ pub(crate) static DEFINITIONS: &[&Definition] = &[
     &AUTHORIZATION_V1_SUBJECT_ACCESS_REVIEW_SPEC,
     &AUTHORIZATION_V1_SUBJECT_ACCESS_REVIEW_STATUS,
     &AUTHORIZATION_V1_SUBJECT_RULES_REVIEW_STATUS,
+    &AUTOSCALING_V1_CROSS_VERSION_OBJECT_REFERENCE,
+    &AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER,
+    &AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER_SPEC,
+    &AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER_STATUS,
     &AUTOSCALING_V1_SCALE,
     &AUTOSCALING_V1_SCALE_SPEC,
     &AUTOSCALING_V1_SCALE_STATUS,
@@ -7798,6 +7858,14 @@ pub(crate) static KINDS: &[(GroupVersionKind, &Definition)] = &[
             kind: "DeleteOptions",
         },
         &META_V1_DELETE_OPTIONS,
+    ),
+    (
+        GroupVersionKind {
+            group: "autoscaling",
+            version: "v1",
+            kind: "HorizontalPodAutoscaler",
+        },
+        &AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER,
     ),
     (
         GroupVersionKind {

@@ -1,7 +1,8 @@
 //! The DaemonSet controller for a one-node cluster: one pod (`<ds>-<5 chars>`) targeted at
 //! the simulated node through required node affinity on `metadata.name`, with the
 //! tolerations kube adds, the `controller-revision-hash` and `pod-template-generation`
-//! labels; out-of-date pods are replaced (`RollingUpdate`) or left (`OnDelete`).
+//! labels; out-of-date pods are replaced (`RollingUpdate`) or left (`OnDelete`). Each template
+//! is recorded as a ControllerRevision (see `history`) for `kubectl rollout history/undo`.
 //!
 //! A `nodeSelector` is matched against the node's well-known labels
 //! (`kubernetes.io/hostname`, `kubernetes.io/os`, `kubernetes.io/arch`); when it does not
@@ -9,7 +10,7 @@
 //! `currentNumberScheduled`, `numberMisscheduled`, `numberReady`, `numberAvailable`,
 //! `numberUnavailable`, `updatedNumberScheduled`, `observedGeneration`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use jiff::Timestamp;
@@ -21,6 +22,7 @@ use k8s_openapi::api::core::v1::{
 use kube::Api;
 
 use crate::cache::Snapshot;
+use crate::history;
 use crate::ops::{self, Expectations, Outcome};
 use crate::replicaset::pod_from_template;
 use crate::scope::Scope;
@@ -201,6 +203,31 @@ async fn sync_one(
             p.metadata.creation_timestamp.clone().map(|t| t.0),
         )
     });
+    let in_use: BTreeSet<String> = active
+        .iter()
+        .filter_map(|p| {
+            p.metadata
+                .labels
+                .as_ref()?
+                .get("controller-revision-hash")
+                .cloned()
+        })
+        .collect();
+    let owner = history::Owner {
+        kind: "DaemonSet",
+        meta: &ds.metadata,
+        template: &spec.template,
+        history_limit: spec.revision_history_limit,
+    };
+    history::record(
+        client,
+        &owner,
+        &format!("{name}-{hash}"),
+        &hash,
+        &in_use,
+        out,
+    )
+    .await?;
     let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
     let mut delete: Vec<&Arc<Pod>> = Vec::new();
     if should_run {

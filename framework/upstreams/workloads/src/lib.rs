@@ -60,6 +60,7 @@ mod daemonset;
 mod deployment;
 mod disruption;
 mod endpoints;
+mod history;
 mod job;
 mod node;
 mod ops;

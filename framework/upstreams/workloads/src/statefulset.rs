@@ -9,9 +9,11 @@
 //! once. `RollingUpdate` replaces out-of-date pods from the highest ordinal down to
 //! `partition`, one at a time; `OnDelete` waits for the user. The status mirrors kube's
 //! (`replicas`, `readyReplicas`, `currentReplicas`, `updatedReplicas`, `availableReplicas`,
-//! `currentRevision`, `updateRevision`, `collisionCount`, `observedGeneration`).
+//! `currentRevision`, `updateRevision`, `collisionCount`, `observedGeneration`). Each template
+//! is recorded as a ControllerRevision (see `history`), so `kubectl rollout history` and
+//! `kubectl rollout undo` work.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use jiff::Timestamp;
@@ -21,6 +23,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Api;
 
 use crate::cache::Snapshot;
+use crate::history;
 use crate::ops::{self, Outcome};
 use crate::scope::Scope;
 use crate::util;
@@ -160,10 +163,8 @@ async fn sync_one(
         .and_then(|r| r.partition)
         .unwrap_or(0);
     let old = sts.status.clone().unwrap_or_default();
-    let update_rev = format!(
-        "{name}-{}",
-        util::template_hash(&spec.template, old.collision_count)
-    );
+    let hash = util::template_hash(&spec.template, old.collision_count);
+    let update_rev = format!("{name}-{hash}");
 
     // Pods by ordinal.
     let prefix = format!("{name}-");
@@ -179,6 +180,18 @@ async fn sync_one(
             by_ordinal.insert(i, p.clone());
         }
     }
+    let mut in_use: BTreeSet<String> = by_ordinal
+        .values()
+        .filter_map(|p| revision_of(p).map(str::to_string))
+        .collect();
+    in_use.extend(old.current_revision.clone());
+    let owner = history::Owner {
+        kind: "StatefulSet",
+        meta: &sts.metadata,
+        template: &spec.template,
+        history_limit: spec.revision_history_limit,
+    };
+    history::record(client, &owner, &update_rev, &hash, &in_use, out).await?;
     let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
 
     let mut blocked = false;

@@ -63,7 +63,8 @@ fn safe_encode(s: &str) -> String {
 /// `pod-template-hash` / `controller-revision-hash` values (up to 10 characters).
 pub(crate) fn template_hash(template: &PodTemplateSpec, collision_count: Option<i32>) -> String {
     let mut bytes = serde_json::to_vec(template).unwrap_or_default();
-    if let Some(c) = collision_count {
+    // No collisions yet (`None`, as before the first status, or 0) hash alike.
+    if let Some(c) = collision_count.filter(|c| *c != 0) {
         bytes.extend_from_slice(&c.to_le_bytes());
     }
     safe_encode(&fnv32a(&bytes).to_string())

@@ -252,6 +252,14 @@ async fn endpoint_slices_follow_the_services_pods() {
         endpoint.target_ref.as_ref().and_then(|r| r.kind.as_deref()),
         Some("Pod")
     );
+    // The Deployment's own status catches up after its pods are ready; wait for it too.
+    let deployments: Api<k8s_openapi::api::apps::v1::Deployment> = env.api();
+    wait_for("the deployment available", || async {
+        let d = deployments.get("web").await.ok()?;
+        let st = d.status?;
+        (st.available_replicas == Some(2) && st.updated_replicas == Some(2)).then_some(())
+    })
+    .await;
     assert_quiet(&env).await;
 
     // Scaled to zero: one placeholder slice without endpoints.

@@ -119,6 +119,9 @@ impl State {
                         self.cluster_ips.removed(&key, &current);
                     }
                     self.after_delete(info);
+                    if let Some(ns) = ns.filter(|_| info.namespaced) {
+                        self.sync_quotas(ns, None).await;
+                    }
                     return Ok(Written {
                         object: current,
                         warnings,

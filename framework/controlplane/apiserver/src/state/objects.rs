@@ -86,6 +86,12 @@ fn truncate(obj: &Value) -> String {
     s.chars().take(200).collect()
 }
 
+/// Whether a status write can change what a quota counts: a pod's phase (finished pods stop
+/// counting) and a claim's allocated size.
+fn is_status_of_counted(info: &ResourceInfo) -> bool {
+    info.group.is_empty() && matches!(info.plural.as_str(), "pods" | "persistentvolumeclaims")
+}
+
 /// Sets the namespace from the path, rejecting a mismatch.
 pub(crate) fn bind_namespace(target: &Target, obj: &mut Value) -> ApiResult<()> {
     let info = &target.info;
@@ -197,8 +203,10 @@ impl State {
         {
             o.remove("status");
         }
-        if let Some(ns) = target.namespace.as_deref().filter(|_| info.namespaced) {
+        let ns = target.namespace.as_deref().filter(|_| info.namespaced);
+        if let Some(ns) = ns {
             self.check_namespace(ns).await?;
+            self.admit_namespace_defaults(info, ns, &mut obj)?;
         }
         let hooks = self.webhooks_for(info, opts.user.is_some())?;
         let mut warnings = admission::decode(info, &mut obj, opts.validation)?;
@@ -216,6 +224,9 @@ impl State {
         warnings.extend(admission::check(info, &obj, None)?);
         if crd::is_crd(info) {
             crd::prepare(&self.registry(), &mut obj, None)?;
+        }
+        if let Some(ns) = ns {
+            self.validate_limits(info, ns, &obj, true)?;
         }
         if let (Some(hooks), Some(user)) = (&hooks, &opts.user) {
             let name = object::name(&obj).to_string();
@@ -249,6 +260,10 @@ impl State {
                 warnings,
             });
         }
+        let quota = match ns {
+            Some(ns) => self.admit_quota(info, ns, &obj, None).await?,
+            None => None,
+        };
         let mut stored = object::to_storage(info, obj);
         let kv = self
             .store
@@ -263,6 +278,11 @@ impl State {
         self.after_write(info);
         if let Some(r) = reserved {
             r.commit();
+        }
+        if let Some(ns) = ns
+            && (quota.is_some() || self.affects_quotas(info, ns))
+        {
+            self.sync_quotas(ns, quota).await;
         }
         if stored.pointer("/metadata/ownerReferences").is_some()
             && self.has_absent_owner(info, &stored)
@@ -380,6 +400,9 @@ impl State {
             if crd::is_crd(info) {
                 crd::prepare(&self.registry(), &mut next, Some(&current))?;
             }
+            if let Some(ns) = ns.filter(|_| info.namespaced) {
+                self.validate_limits(info, ns, &next, false)?;
+            }
             if let (Some(hooks), Some(user)) = (&hooks, &opts.user) {
                 let a = attributes(target, Operation::Update, name, user, opts.dry_run);
                 warnings.extend(
@@ -408,6 +431,9 @@ impl State {
                             self.cluster_ips.removed(&key, &current);
                         }
                         self.after_delete(info);
+                        if let Some(ns) = ns.filter(|_| info.namespaced) {
+                            self.sync_quotas(ns, None).await;
+                        }
                         Ok(Written {
                             object: next,
                             warnings,
@@ -432,6 +458,12 @@ impl State {
                     warnings,
                 });
             }
+            let quota = match ns.filter(|_| info.namespaced) {
+                Some(ns) if target.subresource.is_none() || is_status_of_counted(info) => {
+                    self.admit_quota(info, ns, &next, Some(&current)).await?
+                }
+                _ => None,
+            };
             let mut stored = object::to_storage(info, next);
             match self
                 .store
@@ -440,6 +472,11 @@ impl State {
             {
                 Ok(kv) => {
                     self.after_write(info);
+                    if let Some(ns) = ns.filter(|_| info.namespaced)
+                        && (quota.is_some() || self.affects_quotas(info, ns))
+                    {
+                        self.sync_quotas(ns, quota).await;
+                    }
                     if is_service(info) {
                         self.cluster_ips.updated(&key, &current, &stored);
                     }

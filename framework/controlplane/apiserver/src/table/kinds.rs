@@ -104,8 +104,16 @@ fn job_duration(o: &Value) -> String {
         .unwrap_or_default()
 }
 
-/// HPA targets as kubectl shows them: `cpu: <unknown>/80%`, one per metric.
+/// HPA targets as kubectl shows them: `cpu: <unknown>/80%`, one per metric. Upstream prints
+/// every version from the internal form, so a v1 object is read in its v2 form.
 fn hpa_targets(o: &Value) -> String {
+    let v2;
+    let o = if o.get("apiVersion").and_then(Value::as_str) == Some("autoscaling/v1") {
+        v2 = crate::conversion::hpa_v1_to_v2(o.clone());
+        &v2
+    } else {
+        o
+    };
     let metrics: Vec<String> = o
         .pointer("/spec/metrics")
         .and_then(Value::as_array)

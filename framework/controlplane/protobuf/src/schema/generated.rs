@@ -1342,6 +1342,73 @@ pub(crate) static AUTHORIZATION_V1_SUBJECT_RULES_REVIEW_STATUS: Message = Messag
     ],
 };
 
+/// `k8s.io.api.autoscaling.v1.CrossVersionObjectReference`.
+pub(crate) static AUTOSCALING_V1_CROSS_VERSION_OBJECT_REFERENCE: Message = Message {
+    name: "k8s.io.api.autoscaling.v1.CrossVersionObjectReference",
+    special: Special::None,
+    fields: &[
+        f(1, "kind", Card::Single, Ty::Str),
+        f(2, "name", Card::Single, Ty::Str),
+        f(3, "apiVersion", Card::Single, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.autoscaling.v1.HorizontalPodAutoscaler`.
+pub(crate) static AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER: Message = Message {
+    name: "k8s.io.api.autoscaling.v1.HorizontalPodAutoscaler",
+    special: Special::None,
+    fields: &[
+        f(1, "metadata", Card::Single, Ty::Msg(&META_V1_OBJECT_META)),
+        f(
+            2,
+            "spec",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER_SPEC),
+        ),
+        f(
+            3,
+            "status",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER_STATUS),
+        ),
+    ],
+};
+
+/// `k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerSpec`.
+pub(crate) static AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER_SPEC: Message = Message {
+    name: "k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerSpec",
+    special: Special::None,
+    fields: &[
+        f(
+            1,
+            "scaleTargetRef",
+            Card::Single,
+            Ty::Msg(&AUTOSCALING_V1_CROSS_VERSION_OBJECT_REFERENCE),
+        ),
+        f(2, "minReplicas", Card::Single, Ty::Int32),
+        f(3, "maxReplicas", Card::Single, Ty::Int32),
+        f(4, "targetCPUUtilizationPercentage", Card::Single, Ty::Int32),
+    ],
+};
+
+/// `k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerStatus`.
+pub(crate) static AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER_STATUS: Message = Message {
+    name: "k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerStatus",
+    special: Special::None,
+    fields: &[
+        f(1, "observedGeneration", Card::Single, Ty::Int64),
+        f(2, "lastScaleTime", Card::Single, Ty::Msg(&META_V1_TIME)),
+        f(3, "currentReplicas", Card::Single, Ty::Int32),
+        f(4, "desiredReplicas", Card::Single, Ty::Int32),
+        f(
+            5,
+            "currentCPUUtilizationPercentage",
+            Card::Single,
+            Ty::Int32,
+        ),
+    ],
+};
+
 /// `k8s.io.api.autoscaling.v1.Scale`.
 pub(crate) static AUTOSCALING_V1_SCALE: Message = Message {
     name: "k8s.io.api.autoscaling.v1.Scale",

@@ -143,6 +143,11 @@ pub(crate) static KINDS: &[Kind] = &[
         &AUTOSCALING_V2_HORIZONTAL_POD_AUTOSCALER,
     ),
     k(
+        "autoscaling/v1",
+        "HorizontalPodAutoscaler",
+        &AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER,
+    ),
+    k(
         "policy/v1",
         "PodDisruptionBudget",
         &POLICY_V1_POD_DISRUPTION_BUDGET,

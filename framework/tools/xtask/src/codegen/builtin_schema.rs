@@ -137,7 +137,7 @@ pub const ROOTS: &[(&str, &str, &[&str])] = &[
             "SubjectAccessReview",
         ],
     ),
-    ("autoscaling", "v1", &["Scale"]),
+    ("autoscaling", "v1", &["HorizontalPodAutoscaler", "Scale"]),
     ("autoscaling", "v2", &["HorizontalPodAutoscaler"]),
     ("batch", "v1", &["CronJob", "Job"]),
     ("certificates.k8s.io", "v1", &["CertificateSigningRequest"]),

@@ -108,6 +108,7 @@ pub const ROOTS: &[(&str, &str)] = &[
     ("api/networking/v1", "IPAddress"),
     ("api/networking/v1", "ServiceCIDR"),
     ("api/autoscaling/v2", "HorizontalPodAutoscaler"),
+    ("api/autoscaling/v1", "HorizontalPodAutoscaler"),
     ("api/policy/v1", "PodDisruptionBudget"),
     ("api/discovery/v1", "EndpointSlice"),
     ("api/storage/v1", "StorageClass"),
