@@ -12,13 +12,13 @@ use crate::error::{ApiError, ApiResult};
 use crate::registry::{Flavor, ResourceInfo};
 use crate::request::FieldValidation;
 
-/// Runs decoding, defaulting and validation on `obj` (already in storage form, metadata set).
-/// `old` is the stored object on update, for CRD transition rules (`oldSelf`). Returns the
-/// warnings to send back.
-pub(crate) fn admit(
+/// The first half of admission, on `obj` already in storage form with its metadata set:
+/// decodes (unknown fields dropped, refused under `fieldValidation=Strict`) and defaults it.
+/// Writes run the mutating webhooks after it and [`check`] after them. Returns the
+/// unknown-field warnings when `fieldValidation=Warn`.
+pub(crate) fn decode(
     info: &ResourceInfo,
     obj: &mut Value,
-    old: Option<&Value>,
     validation: FieldValidation,
 ) -> ApiResult<Vec<String>> {
     let unknown = match &info.flavor {
@@ -56,6 +56,20 @@ pub(crate) fn admit(
             warnings.join(", ")
         )));
     }
+    if validation != FieldValidation::Warn {
+        warnings.clear();
+    }
+    Ok(warnings)
+}
+
+/// The second half of admission: validates the metadata and the kind of a decoded `obj`;
+/// `old` is the stored object on update, for CRD transition rules (`oldSelf`).
+/// Returns the warnings of ratcheted CRD rules.
+pub(crate) fn check(
+    info: &ResourceInfo,
+    obj: &Value,
+    old: Option<&Value>,
+) -> ApiResult<Vec<String>> {
     let mut errors = metadata_errors(info, obj);
     let mut ratcheted = Vec::new();
     errors.extend(match &info.flavor {
@@ -77,11 +91,7 @@ pub(crate) fn admit(
             &errors,
         ));
     }
-    if validation != FieldValidation::Warn {
-        warnings.clear();
-    }
-    warnings.extend(ratcheted);
-    Ok(warnings)
+    Ok(ratcheted)
 }
 
 /// Collects the paths of fields present (and not null) in `before` but absent from `after`.

@@ -6,7 +6,8 @@
 //! `validation`). Events are stored once, in core/v1 form, and served at events.k8s.io/v1 too.
 //!
 //! Most kinds are stored as decoded, with no hooks of their own (`stored!`): volumes, quotas,
-//! nodes, jobs, autoscalers, disruption budgets, storage, scheduling and admission objects.
+//! nodes, jobs, autoscalers, disruption budgets, storage, scheduling and admission policies;
+//! the webhook configurations are defaulted and validated as upstream (see `webhooks`).
 //! HorizontalPodAutoscaler is stored at `autoscaling/v2` and served at `autoscaling/v1` too,
 //! converted by `conversion`.
 
@@ -347,10 +348,31 @@ stored!(
     IP_ADDRESS: networking::v1::IPAddress,
     SERVICE_CIDR: networking::v1::ServiceCIDR,
     CSR: certificates::v1::CertificateSigningRequest,
-    VALIDATING_WEBHOOK: admissionregistration::v1::ValidatingWebhookConfiguration,
-    MUTATING_WEBHOOK: admissionregistration::v1::MutatingWebhookConfiguration,
     VALIDATING_POLICY: admissionregistration::v1::ValidatingAdmissionPolicy,
     VALIDATING_POLICY_BINDING: admissionregistration::v1::ValidatingAdmissionPolicyBinding,
+);
+
+fn default_validating_webhooks(v: &mut Value) {
+    crate::webhooks::default_configuration(v, false);
+}
+
+fn default_mutating_webhooks(v: &mut Value) {
+    crate::webhooks::default_configuration(v, true);
+}
+
+kind!(
+    VALIDATING_WEBHOOK,
+    admissionregistration::v1::ValidatingWebhookConfiguration,
+    &[],
+    default_validating_webhooks,
+    crate::webhooks::validate_configuration
+);
+kind!(
+    MUTATING_WEBHOOK,
+    admissionregistration::v1::MutatingWebhookConfiguration,
+    &[],
+    default_mutating_webhooks,
+    crate::webhooks::validate_configuration
 );
 
 macro_rules! review {

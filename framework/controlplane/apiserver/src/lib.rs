@@ -30,7 +30,8 @@
 //! 4. Helpers, without state: `admission` (decode, default, validate), `auth` (credentials,
 //!    RBAC), `crd` (custom resources), `builtin`, `defaults` and `validation` (built-in kinds),
 //!    `conversion` (built-in kinds served in two shapes), `quota` and `limits` (ResourceQuota
-//!    and LimitRange arithmetic), `fields` (managedFields, apply), `patch`, `scale`, `object`,
+//!    and LimitRange arithmetic), `fields` (managedFields, apply), `webhooks` (admission
+//!    webhooks: matching, reviews, the HTTPS client), `patch`, `scale`, `object`,
 //!    `ipalloc`, `openapi`,
 //!    `discovery`, `table` (kubectl's tables), `request` (paths, query, media types),
 //!    `typemeta` (the `apiVersion` and `kind` of bodies, defaulted from the path),
@@ -64,6 +65,7 @@ mod table;
 pub mod tls;
 mod typemeta;
 mod validation;
+mod webhooks;
 
 pub use auth::ADMIN_USER;
 pub use error::ApiError;

@@ -468,22 +468,23 @@ async fn handle(state: Arc<State>, req: Request) -> ApiResult<Response> {
         (Method::GET, false) => return handlers::list::list(&state, &target, &query, output).await,
         (Method::GET, true) => return handlers::read::get(&state, &target, &query, output),
         (Method::POST, false) => {
-            handlers::create::create(&state, &target, &query, &headers, &body).await?
+            handlers::create::create(&state, &target, &query, &user, &headers, &body).await?
         }
         (Method::PUT, true) => {
-            handlers::update::put(&state, &target, &query, &headers, &body).await?
+            handlers::update::put(&state, &target, &query, &user, &headers, &body).await?
         }
         (Method::PATCH, true) => {
-            handlers::update::patch(&state, &target, &query, &headers, &body).await?
+            handlers::update::patch(&state, &target, &query, &user, &headers, &body).await?
         }
         (Method::DELETE | Method::POST, true) if target.subresource.is_some() => {
             return Err(handlers::subresources::refuse(&method, &target));
         }
         (Method::DELETE, true) => {
-            handlers::delete::delete(&state, &target, &query, &headers, &body).await?
+            handlers::delete::delete(&state, &target, &query, &user, &headers, &body).await?
         }
         (Method::DELETE, false) => {
-            handlers::delete::delete_collection(&state, &target, &query, &headers, &body).await?
+            handlers::delete::delete_collection(&state, &target, &query, &user, &headers, &body)
+                .await?
         }
         (m, _) => {
             return Err(ApiError::method_not_allowed(

@@ -16,6 +16,7 @@
 mod collections;
 mod deletion;
 mod effects;
+mod hooks;
 mod lines;
 mod objects;
 mod owners;
@@ -59,6 +60,10 @@ pub(crate) struct State {
     watch_lines: LineCache,
     /// The Services' allocated cluster IPs.
     cluster_ips: crate::ipalloc::ClusterIps,
+    /// The configured admission webhooks, read when first needed (see `hooks`).
+    webhooks: RwLock<Option<std::sync::Arc<crate::webhooks::Snapshot>>>,
+    /// Bumped by each write of a webhook configuration.
+    webhook_generation: std::sync::atomic::AtomicU64,
     /// Held from a quota check to the write of the quotas' usage (see `plugins`).
     quota_lock: tokio::sync::Mutex<()>,
 }
@@ -95,11 +100,14 @@ pub(crate) struct WriteOptions {
     pub force: bool,
     /// Whether the client named its field manager (server-side apply requires it).
     pub manager_given: bool,
+    /// Who is writing, sent to admission webhooks; `None` for the server's own writes,
+    /// which do not go through webhooks.
+    pub user: Option<UserInfo>,
 }
 
 impl WriteOptions {
-    /// Reads the options from the query and headers of a client request.
-    pub(crate) fn from_request(q: &Query, headers: &HeaderMap) -> ApiResult<Self> {
+    /// Reads the options from the query and headers of a request by `user`.
+    pub(crate) fn from_request(q: &Query, headers: &HeaderMap, user: &UserInfo) -> ApiResult<Self> {
         let user_agent = headers
             .get(http::header::USER_AGENT)
             .and_then(|v| v.to_str().ok());
@@ -109,6 +117,7 @@ impl WriteOptions {
             manager: crate::fields::manager(q.get("fieldManager"), user_agent)?,
             force: q.flag("force"),
             manager_given: q.get("fieldManager").is_some(),
+            user: Some(user.clone()),
         })
     }
 
@@ -120,6 +129,7 @@ impl WriteOptions {
             manager: manager.to_string(),
             force: false,
             manager_given: true,
+            user: None,
         }
     }
 }
@@ -146,6 +156,8 @@ impl State {
             labels: selectors::LabelCache::default(),
             watch_lines: LineCache::default(),
             cluster_ips: crate::ipalloc::ClusterIps::default(),
+            webhooks: RwLock::new(None),
+            webhook_generation: std::sync::atomic::AtomicU64::new(0),
             quota_lock: tokio::sync::Mutex::new(()),
         }
     }

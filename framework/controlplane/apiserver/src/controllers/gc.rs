@@ -102,7 +102,7 @@ async fn delete(state: &State, item: &Item) {
         "uid": item.obj["metadata"]["uid"],
         "resourceVersion": item.obj["metadata"]["resourceVersion"],
     }});
-    if let Err(e) = state.delete(&item.target(), &options, false).await
+    if let Err(e) = state.delete(&item.target(), &options, false, None).await
         && e.code != 404
         && e.code != 409
     {
@@ -163,7 +163,7 @@ pub(crate) async fn collect(state: &State) -> ApiResult<()> {
                 if meta_str(&dep.obj, "deletionTimestamp").is_none() {
                     // Dependents go first, in foreground too, so grandchildren block as well.
                     let options = json!({"propagationPolicy": "Foreground"});
-                    if let Err(e) = state.delete(&dep.target(), &options, false).await
+                    if let Err(e) = state.delete(&dep.target(), &options, false, None).await
                         && e.code != 404
                     {
                         tracing::warn!(error = %e, "garbage collector: foreground delete");

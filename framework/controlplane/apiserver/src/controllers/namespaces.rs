@@ -108,7 +108,7 @@ pub(super) async fn finalize_namespaces(state: &State) -> ApiResult<()> {
                     name: Some(object::name(&obj).to_string()),
                     subresource: None,
                 };
-                match state.delete(&target, &json!({}), false).await {
+                match state.delete(&target, &json!({}), false, None).await {
                     Ok(_) => {}
                     Err(e) if e.code == 404 || e.code == 409 => {}
                     Err(e) => return Err(e),

@@ -2,6 +2,7 @@
 //! the path's (see `typemeta`).
 
 use http::HeaderMap;
+use mni_rbac::UserInfo;
 
 use super::{Reply, decode_object};
 use crate::error::ApiResult;
@@ -14,11 +15,12 @@ pub(crate) async fn create(
     state: &State,
     target: &Target,
     query: &Query,
+    user: &UserInfo,
     headers: &HeaderMap,
     body: &[u8],
 ) -> ApiResult<Reply> {
     let obj = decode_object(state, &BodyKind::of(&target.info), headers, body)?;
-    let opts = WriteOptions::from_request(query, headers)?;
+    let opts = WriteOptions::from_request(query, headers, user)?;
     Ok(Reply::created(
         state.create(target, obj, &opts, false).await?,
     ))

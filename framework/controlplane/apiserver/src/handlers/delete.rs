@@ -1,6 +1,7 @@
 //! DELETE of one object and DELETECOLLECTION, with DeleteOptions from the body and query.
 
 use http::HeaderMap;
+use mni_rbac::UserInfo;
 use serde_json::{Value, json};
 
 use super::Reply;
@@ -14,6 +15,7 @@ pub(crate) async fn delete(
     state: &State,
     target: &Target,
     query: &Query,
+    user: &UserInfo,
     headers: &HeaderMap,
     body: &[u8],
 ) -> ApiResult<Reply> {
@@ -22,7 +24,9 @@ pub(crate) async fn delete(
         || options["dryRun"]
             .as_array()
             .is_some_and(|a| a.iter().any(|v| v == "All"));
-    Ok(Reply::ok(state.delete(target, &options, dry_run).await?))
+    Ok(Reply::ok(
+        state.delete(target, &options, dry_run, Some(user)).await?,
+    ))
 }
 
 /// DELETECOLLECTION: deletes every matching object, returning them as a list.
@@ -30,6 +34,7 @@ pub(crate) async fn delete_collection(
     state: &State,
     target: &Target,
     q: &Query,
+    user: &UserInfo,
     headers: &HeaderMap,
     body: &[u8],
 ) -> ApiResult<Reply> {
@@ -52,7 +57,7 @@ pub(crate) async fn delete_collection(
             name: Some(object::name(&obj).to_string()),
             subresource: None,
         };
-        match state.delete(&one, &options, dry_run).await {
+        match state.delete(&one, &options, dry_run, Some(user)).await {
             Ok(w) => deleted.push(w.object),
             Err(e) if e.code == 404 => {}
             Err(e) => return Err(e),

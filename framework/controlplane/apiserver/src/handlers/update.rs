@@ -9,6 +9,7 @@
 //! `subresources`.
 
 use http::HeaderMap;
+use mni_rbac::UserInfo;
 use serde_json::Value;
 
 use super::{Reply, decode_object, refuse_force, subresources};
@@ -24,6 +25,7 @@ pub(crate) async fn put(
     state: &State,
     target: &Target,
     query: &Query,
+    user: &UserInfo,
     headers: &HeaderMap,
     body: &[u8],
 ) -> ApiResult<Reply> {
@@ -34,7 +36,7 @@ pub(crate) async fn put(
         BodyKind::of(&target.info)
     };
     let body = decode_object(state, &want, headers, body)?;
-    let opts = WriteOptions::from_request(query, headers)?;
+    let opts = WriteOptions::from_request(query, headers, user)?;
     if scale {
         return subresources::put_scale(state, target, &body, opts).await;
     }
@@ -61,11 +63,12 @@ pub(crate) async fn patch(
     state: &State,
     target: &Target,
     query: &Query,
+    user: &UserInfo,
     headers: &HeaderMap,
     body: &[u8],
 ) -> ApiResult<Reply> {
     let kind = request::patch_type(headers)?;
-    let opts = WriteOptions::from_request(query, headers)?;
+    let opts = WriteOptions::from_request(query, headers, user)?;
     if kind == PatchType::Apply {
         return apply(state, target, body, opts).await;
     }

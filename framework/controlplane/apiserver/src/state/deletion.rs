@@ -9,6 +9,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::object::{self, meta_mut, meta_str};
 use crate::registry::ResourceInfo;
 use crate::request::Target;
+use crate::webhooks::Operation;
 
 impl State {
     /// Deletes one object, honouring DeleteOptions (`preconditions`, `propagationPolicy`) and
@@ -18,6 +19,7 @@ impl State {
         target: &Target,
         options: &Value,
         dry_run: bool,
+        user: Option<&mni_rbac::UserInfo>,
     ) -> ApiResult<Written> {
         let info = &target.info;
         let ns = target.namespace.as_deref();
@@ -27,6 +29,20 @@ impl State {
         loop {
             let (current, revision) = self.read(info, ns, name)?;
             check_preconditions(info, &current, options)?;
+            let mut warnings = Vec::new();
+            if let Some(user) = user
+                && let Some(hooks) = self.webhooks_for(info, true)?
+            {
+                let a = super::objects::attributes(target, Operation::Delete, name, user, dry_run);
+                let (w, _) = self
+                    .mutate(hooks.as_ref(), &a, &mut Value::Null, Some(&current))
+                    .await?;
+                warnings.extend(w);
+                warnings.extend(
+                    self.validate_with_webhooks(&hooks, &a, None, Some(&current))
+                        .await?,
+                );
+            }
             let mut finalizers = object::finalizers(&current);
             let deleting = meta_str(&current, "deletionTimestamp").is_some();
             let policy_finalizer = match policy {
@@ -47,7 +63,10 @@ impl State {
             let is_namespace = info.group.is_empty() && info.plural == "namespaces";
             if !finalizers.is_empty() || is_namespace {
                 if (deleting && !changed) || dry_run {
-                    return Ok(Written::new(current));
+                    return Ok(Written {
+                        object: current,
+                        warnings,
+                    });
                 }
                 let mut next = current.clone();
                 let meta = meta_mut(&mut next);
@@ -75,17 +94,23 @@ impl State {
                 {
                     Ok(kv) => {
                         self.kick_controllers();
-                        return Ok(Written::new(object::to_served(
-                            info,
-                            object::with_revision(stored, kv.mod_revision),
-                        )));
+                        return Ok(Written {
+                            object: object::to_served(
+                                info,
+                                object::with_revision(stored, kv.mod_revision),
+                            ),
+                            warnings,
+                        });
                     }
                     Err(mni_store::Error::Conflict { .. }) => continue,
                     Err(e) => return Err(e.into()),
                 }
             }
             if dry_run {
-                return Ok(Written::new(current));
+                return Ok(Written {
+                    object: current,
+                    warnings,
+                });
             }
             self.before_remove(info, &current).await?;
             match self.store.delete(&key, Some(revision)).await {
@@ -97,7 +122,10 @@ impl State {
                     if let Some(ns) = ns.filter(|_| info.namespaced) {
                         self.sync_quotas(ns, None).await;
                     }
-                    return Ok(Written::new(current));
+                    return Ok(Written {
+                        object: current,
+                        warnings,
+                    });
                 }
                 Err(mni_store::Error::Conflict { .. }) => {
                     self.remove_failed(info, &key)?;

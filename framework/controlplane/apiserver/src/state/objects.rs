@@ -5,18 +5,23 @@
 //! (optimistic concurrency): a caller-supplied stale resourceVersion is a 409, an unconditional
 //! write that loses a race is retried. A write that changes nothing is not written, so it does
 //! not bump resourceVersion or wake watchers, as in kube-apiserver.
+//!
+//! Admission runs in upstream's order: decoding and defaulting, the mutating webhooks (and
+//! decoding and defaulting again if they changed the object), validation, then the validating
+//! webhooks (see `hooks`).
 
 use serde_json::{Value, json};
 
 use super::effects::is_service;
 use super::{State, WriteOptions, Written};
-use crate::admission::admit;
+use crate::admission;
 use crate::crd;
 use crate::error::{ApiError, ApiResult};
 use crate::object::{self, meta_mut, meta_str};
 use crate::patch::Patch;
 use crate::registry::ResourceInfo;
 use crate::request::Target;
+use crate::webhooks::{Attributes, Operation};
 
 /// What is written names the kind it is written as. Handlers have already defaulted and
 /// checked request bodies (see `typemeta`); this guards the objects patches produce.
@@ -51,6 +56,28 @@ fn check_type(info: &ResourceInfo, obj: &Value) -> ApiResult<()> {
             "Object 'Kind' is missing in '{}'",
             truncate(obj)
         ))),
+    }
+}
+
+/// What admission webhooks are told about a write to `target`.
+pub(super) fn attributes<'a>(
+    target: &'a Target,
+    operation: Operation,
+    name: &'a str,
+    user: &'a mni_rbac::UserInfo,
+    dry_run: bool,
+) -> Attributes<'a> {
+    Attributes {
+        operation,
+        info: &target.info,
+        subresource: target.subresource.as_deref(),
+        namespace: target
+            .namespace
+            .as_deref()
+            .filter(|_| target.info.namespaced),
+        name,
+        user,
+        dry_run,
     }
 }
 
@@ -181,12 +208,33 @@ impl State {
             self.check_namespace(ns).await?;
             self.admit_namespace_defaults(info, ns, &mut obj)?;
         }
-        let warnings = admit(info, &mut obj, None, opts.validation)?;
+        let hooks = self.webhooks_for(info, opts.user.is_some())?;
+        let mut warnings = admission::decode(info, &mut obj, opts.validation)?;
+        if let (Some(hooks), Some(user)) = (&hooks, &opts.user) {
+            let name = object::name(&obj).to_string();
+            let a = attributes(target, Operation::Create, &name, user, opts.dry_run);
+            let (w, changed) = self.mutate(hooks, &a, &mut obj, None).await?;
+            warnings.extend(w);
+            if changed {
+                check_type(info, &obj)?;
+                bind_namespace(target, &mut obj)?;
+                warnings.extend(admission::decode(info, &mut obj, opts.validation)?);
+            }
+        }
+        warnings.extend(admission::check(info, &obj, None)?);
         if crd::is_crd(info) {
             crd::prepare(&self.registry(), &mut obj, None)?;
         }
         if let Some(ns) = ns {
             self.validate_limits(info, ns, &obj, true)?;
+        }
+        if let (Some(hooks), Some(user)) = (&hooks, &opts.user) {
+            let name = object::name(&obj).to_string();
+            let a = attributes(target, Operation::Create, &name, user, opts.dry_run);
+            warnings.extend(
+                self.validate_with_webhooks(hooks, &a, Some(&obj), None)
+                    .await?,
+            );
         }
         let key = info.key(target.namespace.as_deref(), object::name(&obj));
         // Held until the Service is stored; given back if it is not.
@@ -332,14 +380,35 @@ impl State {
             let (current, revision) = self.read(info, ns, name)?;
             let candidate = change(&current)?;
             check_type(info, &candidate)?;
-            let mut next =
-                merge_for_update(info, target.subresource.as_deref(), &current, candidate)?;
-            let warnings = admit(info, &mut next, Some(&current), opts.validation)?;
+            let sub = target.subresource.as_deref();
+            let mut next = merge_for_update(info, sub, &current, candidate)?;
+            let hooks = self.webhooks_for(info, opts.user.is_some())?;
+            let mut warnings = admission::decode(info, &mut next, opts.validation)?;
+            if let (Some(hooks), Some(user)) = (&hooks, &opts.user) {
+                let a = attributes(target, Operation::Update, name, user, opts.dry_run);
+                let (w, changed) = self.mutate(hooks, &a, &mut next, Some(&current)).await?;
+                warnings.extend(w);
+                if changed {
+                    // What the webhook may not change (name, uid, status on the main
+                    // resource, …) is put back, as after the client's own change.
+                    check_type(info, &next)?;
+                    next = merge_for_update(info, sub, &current, next)?;
+                    warnings.extend(admission::decode(info, &mut next, opts.validation)?);
+                }
+            }
+            warnings.extend(admission::check(info, &next, Some(&current))?);
             if crd::is_crd(info) {
                 crd::prepare(&self.registry(), &mut next, Some(&current))?;
             }
             if let Some(ns) = ns.filter(|_| info.namespaced) {
                 self.validate_limits(info, ns, &next, false)?;
+            }
+            if let (Some(hooks), Some(user)) = (&hooks, &opts.user) {
+                let a = attributes(target, Operation::Update, name, user, opts.dry_run);
+                warnings.extend(
+                    self.validate_with_webhooks(hooks, &a, Some(&next), Some(&current))
+                        .await?,
+                );
             }
             if !applied {
                 crate::fields::track_update(
