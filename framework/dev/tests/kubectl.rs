@@ -846,12 +846,39 @@ fn generally_available_built_in_kinds_through_kubectl() {
         "node.k8s.io/v1",
         "certificates.k8s.io/v1",
         "admissionregistration.k8s.io/v1",
+        "autoscaling/v1",
+        "apiregistration.k8s.io/v1",
+        "flowcontrol.apiserver.k8s.io/v1",
     ] {
         assert!(
             versions.lines().any(|l| l == gv),
             "{gv} not in api-versions:\n{versions}"
         );
     }
+
+    let services = dev.ok(&["get", "apiservices"]);
+    let apps = services
+        .lines()
+        .find(|l| l.starts_with("v1.apps "))
+        .unwrap_or_default();
+    assert!(
+        apps.contains("Local") && apps.contains("True"),
+        "{services}"
+    );
+    assert!(
+        services.lines().any(|l| l.starts_with("v1. ")),
+        "{services}"
+    );
+    let flows = dev.ok(&["get", "flowschemas"]);
+    assert!(
+        flows.contains("catch-all") && flows.contains("ByUser") && flows.contains("10000"),
+        "{flows}"
+    );
+    let levels = dev.ok(&["get", "prioritylevelconfigurations"]);
+    assert!(
+        levels.contains("Exempt") && levels.contains("Limited"),
+        "{levels}"
+    );
 
     dev.ok(&["create", "job", "once", "--image=busybox", "--", "true"]);
     dev.ok(&[

@@ -170,7 +170,9 @@ fn name_errors(info: &ResourceInfo, name: &str) -> Vec<String> {
     match (info.group.as_str(), info.plural.as_str()) {
         ("", "namespaces") => mni_apimachinery::name_is_dns_label(name, false),
         ("", "services") => mni_apimachinery::name_is_dns1035_label(name, false),
-        ("rbac.authorization.k8s.io", _) => mni_apimachinery::is_valid_path_segment_name(name),
+        ("rbac.authorization.k8s.io" | "apiregistration.k8s.io", _) => {
+            mni_apimachinery::is_valid_path_segment_name(name)
+        }
         _ => mni_apimachinery::name_is_dns_subdomain(name, false),
     }
 }

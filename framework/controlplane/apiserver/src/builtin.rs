@@ -13,11 +13,13 @@
 
 use std::any::TypeId;
 
+use k8s_openapi::api::flowcontrol;
 use k8s_openapi::api::{
     admissionregistration, apps, authentication, authorization, autoscaling, batch, certificates,
     coordination, core, discovery, events, networking, node, policy, rbac, scheduling, storage,
 };
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
+use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1 as apiregistration;
 use mni_apimachinery::FieldError;
 use serde_json::Value;
 
@@ -350,6 +352,15 @@ stored!(
     CSR: certificates::v1::CertificateSigningRequest,
     VALIDATING_POLICY: admissionregistration::v1::ValidatingAdmissionPolicy,
     VALIDATING_POLICY_BINDING: admissionregistration::v1::ValidatingAdmissionPolicyBinding,
+    FLOW_SCHEMA: flowcontrol::v1::FlowSchema,
+    PRIORITY_LEVEL: flowcontrol::v1::PriorityLevelConfiguration,
+);
+kind!(
+    API_SERVICE,
+    apiregistration::APIService,
+    &[],
+    no_defaults,
+    validation::api_service
 );
 
 fn default_validating_webhooks(v: &mut Value) {
@@ -589,6 +600,9 @@ pub(crate) fn resources() -> Vec<ResourceInfo> {
             api_extension(false),
         ),
         crd,
+        info::<flowcontrol::v1::FlowSchema>(&FLOW_SCHEMA, extra(&[], true)),
+        info::<flowcontrol::v1::PriorityLevelConfiguration>(&PRIORITY_LEVEL, extra(&[], true)),
+        info::<apiregistration::APIService>(&API_SERVICE, api_extension(true)),
         review_info::<authorization::v1::SelfSubjectAccessReview>(&SSAR),
         review_info::<authorization::v1::SubjectAccessReview>(&SAR),
         review_info::<authorization::v1::LocalSubjectAccessReview>(&LSAR),

@@ -2,13 +2,15 @@
 //! clients depend on it.
 //!
 //! `namespaces` creates the system namespaces (and the default RBAC policy) at start-up and
-//! finishes the deletion of terminating namespaces; `gc` is the garbage collector. Both write
+//! finishes the deletion of terminating namespaces; `system` creates the server's own
+//! APIServices and flow-control configuration at start-up; `gc` is the garbage collector. Both write
 //! through the state layer's API, as the HTTP handlers do, and never through the handlers.
 //! [`run`] drives them: the namespace finalizer on every deletion kick and every second, the
 //! garbage collector on every kick and every minute.
 
 mod gc;
 mod namespaces;
+mod system;
 
 use std::sync::Arc;
 use std::time::Duration;

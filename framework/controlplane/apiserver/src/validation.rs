@@ -13,8 +13,8 @@ use mni_apimachinery::{FieldError, Selector};
 use serde_json::Value;
 
 pub(crate) use cluster::{
-    default_priority_class, default_storage_class, hpa, hpa_v1, limit_range, pdb, priority_class,
-    pvc, resource_quota, storage_class,
+    api_service, default_priority_class, default_storage_class, hpa, hpa_v1, limit_range, pdb,
+    priority_class, pvc, resource_quota, storage_class,
 };
 
 fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {

@@ -5160,6 +5160,291 @@ pub(crate) static EVENTS_V1_EVENT_SERIES: Definition = Definition {
     )],
 };
 
+/// `io.k8s.api.flowcontrol.v1.ExemptPriorityLevelConfiguration`.
+pub(crate) static FLOWCONTROL_V1_EXEMPT_PRIORITY_LEVEL_CONFIGURATION: Definition = Definition {
+    name: "io.k8s.api.flowcontrol.v1.ExemptPriorityLevelConfiguration",
+    kinds: &[],
+    map_type: None,
+    fields: &[],
+};
+
+/// `io.k8s.api.flowcontrol.v1.FlowDistinguisherMethod`.
+pub(crate) static FLOWCONTROL_V1_FLOW_DISTINGUISHER_METHOD: Definition = Definition {
+    name: "io.k8s.api.flowcontrol.v1.FlowDistinguisherMethod",
+    kinds: &[],
+    map_type: None,
+    fields: &[],
+};
+
+/// `io.k8s.api.flowcontrol.v1.FlowSchema`.
+pub(crate) static FLOWCONTROL_V1_FLOW_SCHEMA: Definition = Definition {
+    name: "io.k8s.api.flowcontrol.v1.FlowSchema",
+    kinds: &[GroupVersionKind {
+        group: "flowcontrol.apiserver.k8s.io",
+        version: "v1",
+        kind: "FlowSchema",
+    }],
+    map_type: None,
+    fields: &[
+        Field::new("metadata", Shape::Value, Some(&META_V1_OBJECT_META)),
+        Field::new("spec", Shape::Value, Some(&FLOWCONTROL_V1_FLOW_SCHEMA_SPEC)),
+        Field::new(
+            "status",
+            Shape::Value,
+            Some(&FLOWCONTROL_V1_FLOW_SCHEMA_STATUS),
+        ),
+    ],
+};
+
+/// `io.k8s.api.flowcontrol.v1.FlowSchemaCondition`.
+pub(crate) static FLOWCONTROL_V1_FLOW_SCHEMA_CONDITION: Definition = Definition {
+    name: "io.k8s.api.flowcontrol.v1.FlowSchemaCondition",
+    kinds: &[],
+    map_type: None,
+    fields: &[Field::new(
+        "lastTransitionTime",
+        Shape::Value,
+        Some(&META_V1_TIME),
+    )],
+};
+
+/// `io.k8s.api.flowcontrol.v1.FlowSchemaSpec`.
+pub(crate) static FLOWCONTROL_V1_FLOW_SCHEMA_SPEC: Definition = Definition {
+    name: "io.k8s.api.flowcontrol.v1.FlowSchemaSpec",
+    kinds: &[],
+    map_type: None,
+    fields: &[
+        Field::new(
+            "distinguisherMethod",
+            Shape::Value,
+            Some(&FLOWCONTROL_V1_FLOW_DISTINGUISHER_METHOD),
+        ),
+        Field::new(
+            "priorityLevelConfiguration",
+            Shape::Value,
+            Some(&FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_REFERENCE),
+        ),
+        Field::new(
+            "rules",
+            Shape::List,
+            Some(&FLOWCONTROL_V1_POLICY_RULES_WITH_SUBJECTS),
+        )
+        .list_type(ListType::Atomic, &[]),
+    ],
+};
+
+/// `io.k8s.api.flowcontrol.v1.FlowSchemaStatus`.
+pub(crate) static FLOWCONTROL_V1_FLOW_SCHEMA_STATUS: Definition = Definition {
+    name: "io.k8s.api.flowcontrol.v1.FlowSchemaStatus",
+    kinds: &[],
+    map_type: None,
+    fields: &[Field::new(
+        "conditions",
+        Shape::List,
+        Some(&FLOWCONTROL_V1_FLOW_SCHEMA_CONDITION),
+    )
+    .patch_strategy("merge")
+    .patch_merge_key("type")
+    .list_type(ListType::Map, &["type"])],
+};
+
+/// `io.k8s.api.flowcontrol.v1.GroupSubject`.
+pub(crate) static FLOWCONTROL_V1_GROUP_SUBJECT: Definition = Definition {
+    name: "io.k8s.api.flowcontrol.v1.GroupSubject",
+    kinds: &[],
+    map_type: None,
+    fields: &[],
+};
+
+/// `io.k8s.api.flowcontrol.v1.LimitResponse`.
+pub(crate) static FLOWCONTROL_V1_LIMIT_RESPONSE: Definition = Definition {
+    name: "io.k8s.api.flowcontrol.v1.LimitResponse",
+    kinds: &[],
+    map_type: None,
+    fields: &[Field::new(
+        "queuing",
+        Shape::Value,
+        Some(&FLOWCONTROL_V1_QUEUING_CONFIGURATION),
+    )],
+};
+
+/// `io.k8s.api.flowcontrol.v1.LimitedPriorityLevelConfiguration`.
+pub(crate) static FLOWCONTROL_V1_LIMITED_PRIORITY_LEVEL_CONFIGURATION: Definition = Definition {
+    name: "io.k8s.api.flowcontrol.v1.LimitedPriorityLevelConfiguration",
+    kinds: &[],
+    map_type: None,
+    fields: &[Field::new(
+        "limitResponse",
+        Shape::Value,
+        Some(&FLOWCONTROL_V1_LIMIT_RESPONSE),
+    )],
+};
+
+/// `io.k8s.api.flowcontrol.v1.NonResourcePolicyRule`.
+pub(crate) static FLOWCONTROL_V1_NON_RESOURCE_POLICY_RULE: Definition = Definition {
+    name: "io.k8s.api.flowcontrol.v1.NonResourcePolicyRule",
+    kinds: &[],
+    map_type: None,
+    fields: &[
+        Field::new("nonResourceURLs", Shape::List, None).list_type(ListType::Set, &[]),
+        Field::new("verbs", Shape::List, None).list_type(ListType::Set, &[]),
+    ],
+};
+
+/// `io.k8s.api.flowcontrol.v1.PolicyRulesWithSubjects`.
+pub(crate) static FLOWCONTROL_V1_POLICY_RULES_WITH_SUBJECTS: Definition = Definition {
+    name: "io.k8s.api.flowcontrol.v1.PolicyRulesWithSubjects",
+    kinds: &[],
+    map_type: None,
+    fields: &[
+        Field::new(
+            "nonResourceRules",
+            Shape::List,
+            Some(&FLOWCONTROL_V1_NON_RESOURCE_POLICY_RULE),
+        )
+        .list_type(ListType::Atomic, &[]),
+        Field::new(
+            "resourceRules",
+            Shape::List,
+            Some(&FLOWCONTROL_V1_RESOURCE_POLICY_RULE),
+        )
+        .list_type(ListType::Atomic, &[]),
+        Field::new("subjects", Shape::List, Some(&FLOWCONTROL_V1_SUBJECT))
+            .list_type(ListType::Atomic, &[]),
+    ],
+};
+
+/// `io.k8s.api.flowcontrol.v1.PriorityLevelConfiguration`.
+pub(crate) static FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION: Definition = Definition {
+    name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfiguration",
+    kinds: &[GroupVersionKind {
+        group: "flowcontrol.apiserver.k8s.io",
+        version: "v1",
+        kind: "PriorityLevelConfiguration",
+    }],
+    map_type: None,
+    fields: &[
+        Field::new("metadata", Shape::Value, Some(&META_V1_OBJECT_META)),
+        Field::new(
+            "spec",
+            Shape::Value,
+            Some(&FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_SPEC),
+        ),
+        Field::new(
+            "status",
+            Shape::Value,
+            Some(&FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_STATUS),
+        ),
+    ],
+};
+
+/// `io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationCondition`.
+pub(crate) static FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_CONDITION: Definition = Definition {
+    name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationCondition",
+    kinds: &[],
+    map_type: None,
+    fields: &[Field::new(
+        "lastTransitionTime",
+        Shape::Value,
+        Some(&META_V1_TIME),
+    )],
+};
+
+/// `io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationReference`.
+pub(crate) static FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_REFERENCE: Definition = Definition {
+    name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationReference",
+    kinds: &[],
+    map_type: None,
+    fields: &[],
+};
+
+/// `io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationSpec`.
+pub(crate) static FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_SPEC: Definition = Definition {
+    name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationSpec",
+    kinds: &[],
+    map_type: None,
+    fields: &[
+        Field::new(
+            "exempt",
+            Shape::Value,
+            Some(&FLOWCONTROL_V1_EXEMPT_PRIORITY_LEVEL_CONFIGURATION),
+        ),
+        Field::new(
+            "limited",
+            Shape::Value,
+            Some(&FLOWCONTROL_V1_LIMITED_PRIORITY_LEVEL_CONFIGURATION),
+        ),
+    ],
+};
+
+/// `io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationStatus`.
+pub(crate) static FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_STATUS: Definition = Definition {
+    name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationStatus",
+    kinds: &[],
+    map_type: None,
+    fields: &[Field::new(
+        "conditions",
+        Shape::List,
+        Some(&FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_CONDITION),
+    )
+    .patch_strategy("merge")
+    .patch_merge_key("type")
+    .list_type(ListType::Map, &["type"])],
+};
+
+/// `io.k8s.api.flowcontrol.v1.QueuingConfiguration`.
+pub(crate) static FLOWCONTROL_V1_QUEUING_CONFIGURATION: Definition = Definition {
+    name: "io.k8s.api.flowcontrol.v1.QueuingConfiguration",
+    kinds: &[],
+    map_type: None,
+    fields: &[],
+};
+
+/// `io.k8s.api.flowcontrol.v1.ResourcePolicyRule`.
+pub(crate) static FLOWCONTROL_V1_RESOURCE_POLICY_RULE: Definition = Definition {
+    name: "io.k8s.api.flowcontrol.v1.ResourcePolicyRule",
+    kinds: &[],
+    map_type: None,
+    fields: &[
+        Field::new("apiGroups", Shape::List, None).list_type(ListType::Set, &[]),
+        Field::new("namespaces", Shape::List, None).list_type(ListType::Set, &[]),
+        Field::new("resources", Shape::List, None).list_type(ListType::Set, &[]),
+        Field::new("verbs", Shape::List, None).list_type(ListType::Set, &[]),
+    ],
+};
+
+/// `io.k8s.api.flowcontrol.v1.ServiceAccountSubject`.
+pub(crate) static FLOWCONTROL_V1_SERVICE_ACCOUNT_SUBJECT: Definition = Definition {
+    name: "io.k8s.api.flowcontrol.v1.ServiceAccountSubject",
+    kinds: &[],
+    map_type: None,
+    fields: &[],
+};
+
+/// `io.k8s.api.flowcontrol.v1.Subject`.
+pub(crate) static FLOWCONTROL_V1_SUBJECT: Definition = Definition {
+    name: "io.k8s.api.flowcontrol.v1.Subject",
+    kinds: &[],
+    map_type: None,
+    fields: &[
+        Field::new("group", Shape::Value, Some(&FLOWCONTROL_V1_GROUP_SUBJECT)),
+        Field::new(
+            "serviceAccount",
+            Shape::Value,
+            Some(&FLOWCONTROL_V1_SERVICE_ACCOUNT_SUBJECT),
+        ),
+        Field::new("user", Shape::Value, Some(&FLOWCONTROL_V1_USER_SUBJECT)),
+    ],
+};
+
+/// `io.k8s.api.flowcontrol.v1.UserSubject`.
+pub(crate) static FLOWCONTROL_V1_USER_SUBJECT: Definition = Definition {
+    name: "io.k8s.api.flowcontrol.v1.UserSubject",
+    kinds: &[],
+    map_type: None,
+    fields: &[],
+};
+
 /// `io.k8s.api.networking.v1.HTTPIngressPath`.
 pub(crate) static NETWORKING_V1_HTTPINGRESS_PATH: Definition = Definition {
     name: "io.k8s.api.networking.v1.HTTPIngressPath",
@@ -6984,6 +7269,80 @@ pub(crate) static UTIL_INTSTR_INT_OR_STRING: Definition = Definition {
     fields: &[],
 };
 
+/// `io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService`.
+pub(crate) static APIREGISTRATION_V1_APISERVICE: Definition = Definition {
+    name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService",
+    kinds: &[GroupVersionKind {
+        group: "apiregistration.k8s.io",
+        version: "v1",
+        kind: "APIService",
+    }],
+    map_type: None,
+    fields: &[
+        Field::new("metadata", Shape::Value, Some(&META_V1_OBJECT_META)),
+        Field::new(
+            "spec",
+            Shape::Value,
+            Some(&APIREGISTRATION_V1_APISERVICE_SPEC),
+        ),
+        Field::new(
+            "status",
+            Shape::Value,
+            Some(&APIREGISTRATION_V1_APISERVICE_STATUS),
+        ),
+    ],
+};
+
+/// `io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceCondition`.
+pub(crate) static APIREGISTRATION_V1_APISERVICE_CONDITION: Definition = Definition {
+    name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceCondition",
+    kinds: &[],
+    map_type: None,
+    fields: &[Field::new(
+        "lastTransitionTime",
+        Shape::Value,
+        Some(&META_V1_TIME),
+    )],
+};
+
+/// `io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceSpec`.
+pub(crate) static APIREGISTRATION_V1_APISERVICE_SPEC: Definition = Definition {
+    name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceSpec",
+    kinds: &[],
+    map_type: None,
+    fields: &[
+        Field::new("caBundle", Shape::Value, None).list_type(ListType::Atomic, &[]),
+        Field::new(
+            "service",
+            Shape::Value,
+            Some(&APIREGISTRATION_V1_SERVICE_REFERENCE),
+        ),
+    ],
+};
+
+/// `io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceStatus`.
+pub(crate) static APIREGISTRATION_V1_APISERVICE_STATUS: Definition = Definition {
+    name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceStatus",
+    kinds: &[],
+    map_type: None,
+    fields: &[Field::new(
+        "conditions",
+        Shape::List,
+        Some(&APIREGISTRATION_V1_APISERVICE_CONDITION),
+    )
+    .patch_strategy("merge")
+    .patch_merge_key("type")
+    .list_type(ListType::Map, &["type"])],
+};
+
+/// `io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.ServiceReference`.
+pub(crate) static APIREGISTRATION_V1_SERVICE_REFERENCE: Definition = Definition {
+    name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.ServiceReference",
+    kinds: &[],
+    map_type: None,
+    fields: &[],
+};
+
 /// Every definition, sorted by name.
 pub(crate) static DEFINITIONS: &[&Definition] = &[
     &ADMISSIONREGISTRATION_V1_AUDIT_ANNOTATION,
@@ -7330,6 +7689,27 @@ pub(crate) static DEFINITIONS: &[&Definition] = &[
     &DISCOVERY_V1_FOR_ZONE,
     &EVENTS_V1_EVENT,
     &EVENTS_V1_EVENT_SERIES,
+    &FLOWCONTROL_V1_EXEMPT_PRIORITY_LEVEL_CONFIGURATION,
+    &FLOWCONTROL_V1_FLOW_DISTINGUISHER_METHOD,
+    &FLOWCONTROL_V1_FLOW_SCHEMA,
+    &FLOWCONTROL_V1_FLOW_SCHEMA_CONDITION,
+    &FLOWCONTROL_V1_FLOW_SCHEMA_SPEC,
+    &FLOWCONTROL_V1_FLOW_SCHEMA_STATUS,
+    &FLOWCONTROL_V1_GROUP_SUBJECT,
+    &FLOWCONTROL_V1_LIMIT_RESPONSE,
+    &FLOWCONTROL_V1_LIMITED_PRIORITY_LEVEL_CONFIGURATION,
+    &FLOWCONTROL_V1_NON_RESOURCE_POLICY_RULE,
+    &FLOWCONTROL_V1_POLICY_RULES_WITH_SUBJECTS,
+    &FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION,
+    &FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_CONDITION,
+    &FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_REFERENCE,
+    &FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_SPEC,
+    &FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_STATUS,
+    &FLOWCONTROL_V1_QUEUING_CONFIGURATION,
+    &FLOWCONTROL_V1_RESOURCE_POLICY_RULE,
+    &FLOWCONTROL_V1_SERVICE_ACCOUNT_SUBJECT,
+    &FLOWCONTROL_V1_SUBJECT,
+    &FLOWCONTROL_V1_USER_SUBJECT,
     &NETWORKING_V1_HTTPINGRESS_PATH,
     &NETWORKING_V1_HTTPINGRESS_RULE_VALUE,
     &NETWORKING_V1_IPADDRESS,
@@ -7439,6 +7819,11 @@ pub(crate) static DEFINITIONS: &[&Definition] = &[
     &META_V1_TIME,
     &PKG_RUNTIME_RAW_EXTENSION,
     &UTIL_INTSTR_INT_OR_STRING,
+    &APIREGISTRATION_V1_APISERVICE,
+    &APIREGISTRATION_V1_APISERVICE_CONDITION,
+    &APIREGISTRATION_V1_APISERVICE_SPEC,
+    &APIREGISTRATION_V1_APISERVICE_STATUS,
+    &APIREGISTRATION_V1_SERVICE_REFERENCE,
 ];
 
 /// The root definition of every kind, sorted by group, version and kind.
@@ -7674,6 +8059,14 @@ pub(crate) static KINDS: &[(GroupVersionKind, &Definition)] = &[
             kind: "DeleteOptions",
         },
         &META_V1_DELETE_OPTIONS,
+    ),
+    (
+        GroupVersionKind {
+            group: "apiregistration.k8s.io",
+            version: "v1",
+            kind: "APIService",
+        },
+        &APIREGISTRATION_V1_APISERVICE,
     ),
     (
         GroupVersionKind {
@@ -8050,6 +8443,22 @@ pub(crate) static KINDS: &[(GroupVersionKind, &Definition)] = &[
             kind: "DeleteOptions",
         },
         &META_V1_DELETE_OPTIONS,
+    ),
+    (
+        GroupVersionKind {
+            group: "flowcontrol.apiserver.k8s.io",
+            version: "v1",
+            kind: "FlowSchema",
+        },
+        &FLOWCONTROL_V1_FLOW_SCHEMA,
+    ),
+    (
+        GroupVersionKind {
+            group: "flowcontrol.apiserver.k8s.io",
+            version: "v1",
+            kind: "PriorityLevelConfiguration",
+        },
+        &FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION,
     ),
     (
         GroupVersionKind {

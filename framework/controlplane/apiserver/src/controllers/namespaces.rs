@@ -70,7 +70,7 @@ pub(crate) async fn bootstrap(state: &State) -> ApiResult<()> {
             Err(e) => return Err(e),
         }
     }
-    Ok(())
+    super::system::bootstrap(state).await
 }
 
 /// Finishes the deletion of terminating namespaces: deletes their contents, then the

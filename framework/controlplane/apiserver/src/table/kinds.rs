@@ -469,6 +469,92 @@ pub(super) fn row(kind: &str, o: &Value) -> Option<(Vec<Column>, Vec<Value>)> {
                 ],
             )
         }
+        "APIService" => {
+            let available = o
+                .pointer("/status/conditions")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .find(|c| c["type"] == "Available");
+            let cell = match available {
+                Some(c) if c["status"] == "True" => "True".to_string(),
+                Some(c) => format!(
+                    "{} ({})",
+                    c["status"].as_str().unwrap_or("Unknown"),
+                    c["reason"].as_str().unwrap_or_default()
+                ),
+                None => "Unknown".into(),
+            };
+            let service = match o.pointer("/spec/service") {
+                Some(svc) if svc.is_object() => format!(
+                    "{}/{}",
+                    svc["namespace"].as_str().unwrap_or_default(),
+                    svc["name"].as_str().unwrap_or_default()
+                ),
+                _ => "Local".into(),
+            };
+            (
+                vec![col("Service", "string"), col("Available", "string")],
+                vec![json!(service), json!(cell)],
+            )
+        }
+        "FlowSchema" => (
+            vec![
+                col("PriorityLevel", "string"),
+                col("MatchingPrecedence", "string"),
+                col("DistinguisherMethod", "string"),
+                col("Age", "string"),
+                col("MissingPL", "string"),
+            ],
+            vec![
+                json!(s(o, "/spec/priorityLevelConfiguration/name")),
+                json!(int(o, "/spec/matchingPrecedence").to_string()),
+                json!(or_none(s(o, "/spec/distinguisherMethod/type"))),
+                json!(age(o)),
+                json!(
+                    o.pointer("/status/conditions")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .find(|c| c["type"] == "Dangling")
+                        .and_then(|c| c["status"].as_str())
+                        .unwrap_or("?")
+                ),
+            ],
+        ),
+        "PriorityLevelConfiguration" => {
+            let limited = o.pointer("/spec/limited");
+            let shares = o
+                .pointer("/spec/limited/nominalConcurrencyShares")
+                .or_else(|| o.pointer("/spec/exempt/nominalConcurrencyShares"))
+                .and_then(Value::as_i64)
+                .map_or("<none>".to_string(), |n| n.to_string());
+            let queuing = limited.and_then(|l| l.pointer("/limitResponse/queuing"));
+            let q = |k: &str| {
+                queuing
+                    .and_then(|q| q.get(k))
+                    .and_then(Value::as_i64)
+                    .map_or("<none>".to_string(), |n| n.to_string())
+            };
+            (
+                vec![
+                    col("Type", "string"),
+                    col("NominalConcurrencyShares", "string"),
+                    col("Queues", "string"),
+                    col("HandSize", "string"),
+                    col("QueueLengthLimit", "string"),
+                    col("Age", "string"),
+                ],
+                vec![
+                    json!(s(o, "/spec/type")),
+                    json!(shares),
+                    json!(q("queues")),
+                    json!(q("handSize")),
+                    json!(q("queueLengthLimit")),
+                    json!(age(o)),
+                ],
+            )
+        }
         "RuntimeClass" => (
             vec![col("Handler", "string")],
             vec![json!(s(o, "/handler"))],

@@ -542,6 +542,36 @@ pub(crate) fn priority_class(v: &Value) -> Vec<FieldError> {
     errs
 }
 
+/// APIService: named `<version>.<group>` after its spec, with both priorities positive.
+pub(crate) fn api_service(v: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let version = str_at(v, &["spec", "version"]).unwrap_or_default();
+    let group = str_at(v, &["spec", "group"]).unwrap_or_default();
+    let required = format!("{version}.{group}");
+    let name = str_at(v, &["metadata", "name"]).unwrap_or_default();
+    if name != required {
+        errs.push(FieldError::invalid(
+            "metadata.name",
+            Value::String(name.into()),
+            format!("must be `spec.version+\".\"+spec.group`: {required:?}"),
+        ));
+    }
+    if version.is_empty() {
+        errs.push(FieldError::required("spec.version", ""));
+    }
+    for field in ["groupPriorityMinimum", "versionPriority"] {
+        let n = at(v, &["spec", field]).and_then(Value::as_i64).unwrap_or(0);
+        if n <= 0 {
+            errs.push(FieldError::invalid(
+                format!("spec.{field}"),
+                n.into(),
+                "must be positive and less than 20000",
+            ));
+        }
+    }
+    errs
+}
+
 /// StorageClass defaults: `Delete` and `Immediate`.
 pub(crate) fn default_storage_class(v: &mut Value) {
     if let Some(o) = v.as_object_mut() {

@@ -6164,6 +6164,323 @@ pub(crate) static EVENTS_V1_EVENT_SERIES: Message = Message {
     ],
 };
 
+/// `k8s.io.api.flowcontrol.v1.ExemptPriorityLevelConfiguration`.
+pub(crate) static FLOWCONTROL_V1_EXEMPT_PRIORITY_LEVEL_CONFIGURATION: Message = Message {
+    name: "k8s.io.api.flowcontrol.v1.ExemptPriorityLevelConfiguration",
+    special: Special::None,
+    fields: &[
+        f(1, "nominalConcurrencyShares", Card::Single, Ty::Int32),
+        f(2, "lendablePercent", Card::Single, Ty::Int32),
+    ],
+};
+
+/// `k8s.io.api.flowcontrol.v1.FlowDistinguisherMethod`.
+pub(crate) static FLOWCONTROL_V1_FLOW_DISTINGUISHER_METHOD: Message = Message {
+    name: "k8s.io.api.flowcontrol.v1.FlowDistinguisherMethod",
+    special: Special::None,
+    fields: &[f(1, "type", Card::Single, Ty::Str)],
+};
+
+/// `k8s.io.api.flowcontrol.v1.FlowSchema`.
+pub(crate) static FLOWCONTROL_V1_FLOW_SCHEMA: Message = Message {
+    name: "k8s.io.api.flowcontrol.v1.FlowSchema",
+    special: Special::None,
+    fields: &[
+        f(1, "metadata", Card::Single, Ty::Msg(&META_V1_OBJECT_META)),
+        f(
+            2,
+            "spec",
+            Card::Single,
+            Ty::Msg(&FLOWCONTROL_V1_FLOW_SCHEMA_SPEC),
+        ),
+        f(
+            3,
+            "status",
+            Card::Single,
+            Ty::Msg(&FLOWCONTROL_V1_FLOW_SCHEMA_STATUS),
+        ),
+    ],
+};
+
+/// `k8s.io.api.flowcontrol.v1.FlowSchemaCondition`.
+pub(crate) static FLOWCONTROL_V1_FLOW_SCHEMA_CONDITION: Message = Message {
+    name: "k8s.io.api.flowcontrol.v1.FlowSchemaCondition",
+    special: Special::None,
+    fields: &[
+        f(1, "type", Card::Single, Ty::Str),
+        f(2, "status", Card::Single, Ty::Str),
+        f(
+            3,
+            "lastTransitionTime",
+            Card::Single,
+            Ty::Msg(&META_V1_TIME),
+        ),
+        f(4, "reason", Card::Single, Ty::Str),
+        f(5, "message", Card::Single, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.flowcontrol.v1.FlowSchemaSpec`.
+pub(crate) static FLOWCONTROL_V1_FLOW_SCHEMA_SPEC: Message = Message {
+    name: "k8s.io.api.flowcontrol.v1.FlowSchemaSpec",
+    special: Special::None,
+    fields: &[
+        f(
+            1,
+            "priorityLevelConfiguration",
+            Card::Single,
+            Ty::Msg(&FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_REFERENCE),
+        ),
+        f(2, "matchingPrecedence", Card::Single, Ty::Int32),
+        f(
+            3,
+            "distinguisherMethod",
+            Card::Single,
+            Ty::Msg(&FLOWCONTROL_V1_FLOW_DISTINGUISHER_METHOD),
+        ),
+        f(
+            4,
+            "rules",
+            Card::Repeated,
+            Ty::Msg(&FLOWCONTROL_V1_POLICY_RULES_WITH_SUBJECTS),
+        ),
+    ],
+};
+
+/// `k8s.io.api.flowcontrol.v1.FlowSchemaStatus`.
+pub(crate) static FLOWCONTROL_V1_FLOW_SCHEMA_STATUS: Message = Message {
+    name: "k8s.io.api.flowcontrol.v1.FlowSchemaStatus",
+    special: Special::None,
+    fields: &[f(
+        1,
+        "conditions",
+        Card::Repeated,
+        Ty::Msg(&FLOWCONTROL_V1_FLOW_SCHEMA_CONDITION),
+    )],
+};
+
+/// `k8s.io.api.flowcontrol.v1.GroupSubject`.
+pub(crate) static FLOWCONTROL_V1_GROUP_SUBJECT: Message = Message {
+    name: "k8s.io.api.flowcontrol.v1.GroupSubject",
+    special: Special::None,
+    fields: &[f(1, "name", Card::Single, Ty::Str)],
+};
+
+/// `k8s.io.api.flowcontrol.v1.LimitResponse`.
+pub(crate) static FLOWCONTROL_V1_LIMIT_RESPONSE: Message = Message {
+    name: "k8s.io.api.flowcontrol.v1.LimitResponse",
+    special: Special::None,
+    fields: &[
+        f(1, "type", Card::Single, Ty::Str),
+        f(
+            2,
+            "queuing",
+            Card::Single,
+            Ty::Msg(&FLOWCONTROL_V1_QUEUING_CONFIGURATION),
+        ),
+    ],
+};
+
+/// `k8s.io.api.flowcontrol.v1.LimitedPriorityLevelConfiguration`.
+pub(crate) static FLOWCONTROL_V1_LIMITED_PRIORITY_LEVEL_CONFIGURATION: Message = Message {
+    name: "k8s.io.api.flowcontrol.v1.LimitedPriorityLevelConfiguration",
+    special: Special::None,
+    fields: &[
+        f(1, "nominalConcurrencyShares", Card::Single, Ty::Int32),
+        f(
+            2,
+            "limitResponse",
+            Card::Single,
+            Ty::Msg(&FLOWCONTROL_V1_LIMIT_RESPONSE),
+        ),
+        f(3, "lendablePercent", Card::Single, Ty::Int32),
+        f(4, "borrowingLimitPercent", Card::Single, Ty::Int32),
+    ],
+};
+
+/// `k8s.io.api.flowcontrol.v1.NonResourcePolicyRule`.
+pub(crate) static FLOWCONTROL_V1_NON_RESOURCE_POLICY_RULE: Message = Message {
+    name: "k8s.io.api.flowcontrol.v1.NonResourcePolicyRule",
+    special: Special::None,
+    fields: &[
+        f(1, "verbs", Card::Repeated, Ty::Str),
+        f(6, "nonResourceURLs", Card::Repeated, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.flowcontrol.v1.PolicyRulesWithSubjects`.
+pub(crate) static FLOWCONTROL_V1_POLICY_RULES_WITH_SUBJECTS: Message = Message {
+    name: "k8s.io.api.flowcontrol.v1.PolicyRulesWithSubjects",
+    special: Special::None,
+    fields: &[
+        f(
+            1,
+            "subjects",
+            Card::Repeated,
+            Ty::Msg(&FLOWCONTROL_V1_SUBJECT),
+        ),
+        f(
+            2,
+            "resourceRules",
+            Card::Repeated,
+            Ty::Msg(&FLOWCONTROL_V1_RESOURCE_POLICY_RULE),
+        ),
+        f(
+            3,
+            "nonResourceRules",
+            Card::Repeated,
+            Ty::Msg(&FLOWCONTROL_V1_NON_RESOURCE_POLICY_RULE),
+        ),
+    ],
+};
+
+/// `k8s.io.api.flowcontrol.v1.PriorityLevelConfiguration`.
+pub(crate) static FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION: Message = Message {
+    name: "k8s.io.api.flowcontrol.v1.PriorityLevelConfiguration",
+    special: Special::None,
+    fields: &[
+        f(1, "metadata", Card::Single, Ty::Msg(&META_V1_OBJECT_META)),
+        f(
+            2,
+            "spec",
+            Card::Single,
+            Ty::Msg(&FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_SPEC),
+        ),
+        f(
+            3,
+            "status",
+            Card::Single,
+            Ty::Msg(&FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_STATUS),
+        ),
+    ],
+};
+
+/// `k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationCondition`.
+pub(crate) static FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_CONDITION: Message = Message {
+    name: "k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationCondition",
+    special: Special::None,
+    fields: &[
+        f(1, "type", Card::Single, Ty::Str),
+        f(2, "status", Card::Single, Ty::Str),
+        f(
+            3,
+            "lastTransitionTime",
+            Card::Single,
+            Ty::Msg(&META_V1_TIME),
+        ),
+        f(4, "reason", Card::Single, Ty::Str),
+        f(5, "message", Card::Single, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationReference`.
+pub(crate) static FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_REFERENCE: Message = Message {
+    name: "k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationReference",
+    special: Special::None,
+    fields: &[f(1, "name", Card::Single, Ty::Str)],
+};
+
+/// `k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationSpec`.
+pub(crate) static FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_SPEC: Message = Message {
+    name: "k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationSpec",
+    special: Special::None,
+    fields: &[
+        f(1, "type", Card::Single, Ty::Str),
+        f(
+            2,
+            "limited",
+            Card::Single,
+            Ty::Msg(&FLOWCONTROL_V1_LIMITED_PRIORITY_LEVEL_CONFIGURATION),
+        ),
+        f(
+            3,
+            "exempt",
+            Card::Single,
+            Ty::Msg(&FLOWCONTROL_V1_EXEMPT_PRIORITY_LEVEL_CONFIGURATION),
+        ),
+    ],
+};
+
+/// `k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationStatus`.
+pub(crate) static FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_STATUS: Message = Message {
+    name: "k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationStatus",
+    special: Special::None,
+    fields: &[f(
+        1,
+        "conditions",
+        Card::Repeated,
+        Ty::Msg(&FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION_CONDITION),
+    )],
+};
+
+/// `k8s.io.api.flowcontrol.v1.QueuingConfiguration`.
+pub(crate) static FLOWCONTROL_V1_QUEUING_CONFIGURATION: Message = Message {
+    name: "k8s.io.api.flowcontrol.v1.QueuingConfiguration",
+    special: Special::None,
+    fields: &[
+        f(1, "queues", Card::Single, Ty::Int32),
+        f(2, "handSize", Card::Single, Ty::Int32),
+        f(3, "queueLengthLimit", Card::Single, Ty::Int32),
+    ],
+};
+
+/// `k8s.io.api.flowcontrol.v1.ResourcePolicyRule`.
+pub(crate) static FLOWCONTROL_V1_RESOURCE_POLICY_RULE: Message = Message {
+    name: "k8s.io.api.flowcontrol.v1.ResourcePolicyRule",
+    special: Special::None,
+    fields: &[
+        f(1, "verbs", Card::Repeated, Ty::Str),
+        f(2, "apiGroups", Card::Repeated, Ty::Str),
+        f(3, "resources", Card::Repeated, Ty::Str),
+        f(4, "clusterScope", Card::Single, Ty::Bool),
+        f(5, "namespaces", Card::Repeated, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.flowcontrol.v1.ServiceAccountSubject`.
+pub(crate) static FLOWCONTROL_V1_SERVICE_ACCOUNT_SUBJECT: Message = Message {
+    name: "k8s.io.api.flowcontrol.v1.ServiceAccountSubject",
+    special: Special::None,
+    fields: &[
+        f(1, "namespace", Card::Single, Ty::Str),
+        f(2, "name", Card::Single, Ty::Str),
+    ],
+};
+
+/// `k8s.io.api.flowcontrol.v1.Subject`.
+pub(crate) static FLOWCONTROL_V1_SUBJECT: Message = Message {
+    name: "k8s.io.api.flowcontrol.v1.Subject",
+    special: Special::None,
+    fields: &[
+        f(1, "kind", Card::Single, Ty::Str),
+        f(
+            2,
+            "user",
+            Card::Single,
+            Ty::Msg(&FLOWCONTROL_V1_USER_SUBJECT),
+        ),
+        f(
+            3,
+            "group",
+            Card::Single,
+            Ty::Msg(&FLOWCONTROL_V1_GROUP_SUBJECT),
+        ),
+        f(
+            4,
+            "serviceAccount",
+            Card::Single,
+            Ty::Msg(&FLOWCONTROL_V1_SERVICE_ACCOUNT_SUBJECT),
+        ),
+    ],
+};
+
+/// `k8s.io.api.flowcontrol.v1.UserSubject`.
+pub(crate) static FLOWCONTROL_V1_USER_SUBJECT: Message = Message {
+    name: "k8s.io.api.flowcontrol.v1.UserSubject",
+    special: Special::None,
+    fields: &[f(1, "name", Card::Single, Ty::Str)],
+};
+
 /// `k8s.io.api.networking.v1.HTTPIngressPath`.
 pub(crate) static NETWORKING_V1_HTTP_INGRESS_PATH: Message = Message {
     name: "k8s.io.api.networking.v1.HTTPIngressPath",

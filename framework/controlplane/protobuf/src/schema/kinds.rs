@@ -148,6 +148,16 @@ pub(crate) static KINDS: &[Kind] = &[
         &AUTOSCALING_V1_HORIZONTAL_POD_AUTOSCALER,
     ),
     k(
+        "flowcontrol.apiserver.k8s.io/v1",
+        "FlowSchema",
+        &FLOWCONTROL_V1_FLOW_SCHEMA,
+    ),
+    k(
+        "flowcontrol.apiserver.k8s.io/v1",
+        "PriorityLevelConfiguration",
+        &FLOWCONTROL_V1_PRIORITY_LEVEL_CONFIGURATION,
+    ),
+    k(
         "policy/v1",
         "PodDisruptionBudget",
         &POLICY_V1_POD_DISRUPTION_BUDGET,

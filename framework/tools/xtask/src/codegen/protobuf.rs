@@ -109,6 +109,8 @@ pub const ROOTS: &[(&str, &str)] = &[
     ("api/networking/v1", "ServiceCIDR"),
     ("api/autoscaling/v2", "HorizontalPodAutoscaler"),
     ("api/autoscaling/v1", "HorizontalPodAutoscaler"),
+    ("api/flowcontrol/v1", "FlowSchema"),
+    ("api/flowcontrol/v1", "PriorityLevelConfiguration"),
     ("api/policy/v1", "PodDisruptionBudget"),
     ("api/discovery/v1", "EndpointSlice"),
     ("api/storage/v1", "StorageClass"),
