@@ -16,8 +16,8 @@
 //! CDI ≥ 1.60: JSON names, JSON types and condition shapes are upstream's.
 
 pub mod cdi;
-#[allow(dead_code, reason = "used by the simulator")]
 mod quantity;
+pub mod simulator;
 pub mod v1;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
