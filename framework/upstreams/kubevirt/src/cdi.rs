@@ -62,7 +62,12 @@ pub const RUNNING: &str = "Running";
     )
 )]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
 pub struct DataVolumeSpec {
+    /// Upstream fields mNi does not model, kept as they are (the CRD preserves them).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unmodelled: BTreeMap<String, serde_json::Value>,
     /// Where the data comes from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<DataVolumeSource>,
@@ -87,7 +92,12 @@ impl DataVolumeSpec {
 /// `v1beta1.DataVolumeSource`: one of `http`, `registry`, `blank`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
 pub struct DataVolumeSource {
+    /// Upstream fields mNi does not model, kept as they are (the CRD preserves them).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unmodelled: BTreeMap<String, serde_json::Value>,
     /// Import a disk image from an HTTP(S) URL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http: Option<HttpSource>,
@@ -102,7 +112,12 @@ pub struct DataVolumeSource {
 /// `v1beta1.DataVolumeSourceHTTP`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
 pub struct HttpSource {
+    /// Upstream fields mNi does not model, kept as they are (the CRD preserves them).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unmodelled: BTreeMap<String, serde_json::Value>,
     /// The image's URL (`http://` or `https://`).
     pub url: String,
     /// A Secret with `accessKeyId` and `secretKey` for the server.
@@ -116,7 +131,12 @@ pub struct HttpSource {
 /// `v1beta1.DataVolumeSourceRegistry`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
 pub struct RegistrySource {
+    /// Upstream fields mNi does not model, kept as they are (the CRD preserves them).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unmodelled: BTreeMap<String, serde_json::Value>,
     /// The image, `docker://registry/repo:tag`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
@@ -135,7 +155,12 @@ pub struct BlankSource {}
 /// `v1beta1.StorageSpec` (and the PVC spec subset of `pvc`): the claim's size, class, modes.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
 pub struct StorageSpec {
+    /// Upstream fields mNi does not model, kept as they are (the CRD preserves them).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unmodelled: BTreeMap<String, serde_json::Value>,
     /// `ReadWriteOnce`, `ReadWriteMany`, … (default `ReadWriteOnce`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub access_modes: Vec<String>,
@@ -159,7 +184,12 @@ impl StorageSpec {
 
 /// The `resources` of a [`StorageSpec`].
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
 pub struct StorageResources {
+    /// Upstream fields mNi does not model, kept as they are (the CRD preserves them).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unmodelled: BTreeMap<String, serde_json::Value>,
     /// `storage: 10Gi`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub requests: BTreeMap<String, Quantity>,

@@ -8,9 +8,11 @@
 //!   interfaces with their addresses.
 //!
 //! Field names and JSON types follow KubeVirt's `v1` OpenAPI definitions; only what mNi uses
-//! is modelled, and a real cluster's objects deserialize (unknown fields are ignored, unknown
-//! enum values become `Unknown`). KubeVirt publishes no structural schema for these kinds;
-//! [`crds`] gives mNi's own, stricter where a value set is known (run strategies, phases).
+//! is modelled. Every spec struct keeps the upstream fields it does not model in
+//! `unmodelled` (and the CRDs mark those objects `x-kubernetes-preserve-unknown-fields`), so
+//! upstream's own manifests apply unchanged and a template copied to an instance loses
+//! nothing; unknown enum values in statuses become `Unknown`. [`crds`] gives mNi's own
+//! schemas, stricter where a value set is known (run strategies, phases).
 
 mod condition;
 mod domain;

@@ -127,6 +127,13 @@ fn upstream_objects_deserialize() {
         "status": {"printableStatus": "SomethingNew", "created": false, "ready": false},
     }))
     .expect("vm");
+    // What mNi does not model survives a round trip.
+    assert_eq!(
+        vm.spec.template.spec.domain.unmodelled["machine"],
+        json!({"type": "q35"})
+    );
+    let back = serde_json::to_value(&vm.spec.template.spec.domain).expect("json");
+    assert_eq!(back["machine"], json!({"type": "q35"}));
     assert_eq!(
         vm.spec.effective_run_strategy(),
         mni_kubevirt::v1::RunStrategy::Halted

@@ -83,8 +83,11 @@ fn container_disk(image: &str) -> Value {
     json!({
         "domain": {
             "cpu": {"cores": 1},
+            // Upstream fields mNi does not model: accepted, and copied to the instance.
+            "machine": {"type": "q35"},
             "resources": {"requests": {"memory": "128Mi"}},
             "devices": {
+                "rng": {},
                 "disks": [{"name": "root", "disk": {"bus": "virtio"}}],
                 "interfaces": [{"name": "default", "masquerade": {}}],
             },
@@ -138,6 +141,11 @@ async fn a_vm_with_a_container_disk_runs_and_gets_an_ip() -> anyhow::Result<()> 
     );
     assert_eq!(owner.controller, Some(true));
     assert_eq!(vmi.labels().get("app").map(String::as_str), Some("web"));
+    assert_eq!(
+        vmi.spec.domain.unmodelled["machine"],
+        json!({"type": "q35"})
+    );
+    assert_eq!(vmi.spec.domain.devices.unmodelled["rng"], json!({}));
     let vs = vmi.status.clone().unwrap_or_default();
     assert_eq!(vs.phase, Some(InstancePhase::Running));
     assert_eq!(vs.node_name.as_deref(), Some("mni-dev-kubevirt"));

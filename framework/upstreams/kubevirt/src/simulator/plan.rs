@@ -533,7 +533,7 @@ fn attachments(
     let default_pod = Network {
         name: "default".into(),
         pod: Some(Default::default()),
-        multus: None,
+        ..Network::default()
     };
     let mut out = Vec::new();
     for (i, name) in names.iter().enumerate() {

@@ -14,7 +14,12 @@ use serde::{Deserialize, Serialize};
 /// `v1.DomainSpec`: CPU, memory, resources and devices.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
 pub struct DomainSpec {
+    /// Upstream fields mNi does not model, kept as they are (the CRD preserves them).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unmodelled: BTreeMap<String, serde_json::Value>,
     /// The CPU topology.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<Cpu>,
@@ -32,7 +37,12 @@ pub struct DomainSpec {
 /// `v1.CPU`: the guest's CPU topology; vCPUs = cores × sockets × threads.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
 pub struct Cpu {
+    /// Upstream fields mNi does not model, kept as they are (the CRD preserves them).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unmodelled: BTreeMap<String, serde_json::Value>,
     /// Cores per socket (default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cores: Option<u32>,
@@ -60,7 +70,12 @@ impl Cpu {
 /// `v1.Memory`: the memory the guest sees.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
 pub struct Memory {
+    /// Upstream fields mNi does not model, kept as they are (the CRD preserves them).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unmodelled: BTreeMap<String, serde_json::Value>,
     /// The guest's memory (default: the memory request).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guest: Option<Quantity>,
@@ -69,7 +84,12 @@ pub struct Memory {
 /// `v1.ResourceRequirements`: requests and limits (`cpu`, `memory`) of the virt-launcher pod.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
 pub struct ResourceRequirements {
+    /// Upstream fields mNi does not model, kept as they are (the CRD preserves them).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unmodelled: BTreeMap<String, serde_json::Value>,
     /// Minimum resources, e.g. `memory: 1Gi`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub requests: BTreeMap<String, Quantity>,
@@ -81,7 +101,12 @@ pub struct ResourceRequirements {
 /// `v1.Devices`: the devices mNi models.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
 pub struct Devices {
+    /// Upstream fields mNi does not model, kept as they are (the CRD preserves them).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unmodelled: BTreeMap<String, serde_json::Value>,
     /// Disks, each backed by the volume of the same name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disks: Vec<Disk>,
@@ -93,7 +118,12 @@ pub struct Devices {
 /// `v1.Disk`: a disk of the guest.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
 pub struct Disk {
+    /// Upstream fields mNi does not model, kept as they are (the CRD preserves them).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unmodelled: BTreeMap<String, serde_json::Value>,
     /// The name of the volume behind the disk.
     pub name: String,
     /// Attach as a disk (the default when no target is given).
@@ -113,7 +143,12 @@ pub struct Disk {
 /// `v1.DiskTarget` / `v1.CDRomTarget`: the bus a disk is on.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
 pub struct DiskTarget {
+    /// Upstream fields mNi does not model, kept as they are (the CRD preserves them).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unmodelled: BTreeMap<String, serde_json::Value>,
     /// `virtio`, `sata`, `scsi` or `usb`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bus: Option<String>,
@@ -125,7 +160,12 @@ pub struct DiskTarget {
 /// `v1.Interface`: a network interface of the guest; one binding is set.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
 pub struct Interface {
+    /// Upstream fields mNi does not model, kept as they are (the CRD preserves them).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unmodelled: BTreeMap<String, serde_json::Value>,
     /// The name of the network the interface is on.
     pub name: String,
     /// NAT the guest behind the pod's address (the default for the pod network).
@@ -149,7 +189,12 @@ pub struct BindingMethod {}
 /// `v1.Volume`: one volume source, named for its disk.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
 pub struct Volume {
+    /// Upstream fields mNi does not model, kept as they are (the CRD preserves them).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unmodelled: BTreeMap<String, serde_json::Value>,
     /// The volume's name, which a disk refers to.
     pub name: String,
     /// A disk image shipped in a container image.
@@ -172,7 +217,12 @@ pub struct Volume {
 /// `v1.ContainerDiskSource`: a disk image in a container image.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
 pub struct ContainerDiskSource {
+    /// Upstream fields mNi does not model, kept as they are (the CRD preserves them).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unmodelled: BTreeMap<String, serde_json::Value>,
     /// The image, e.g. `quay.io/kubevirt/cirros-container-disk-demo`.
     pub image: String,
     /// `Always`, `IfNotPresent` or `Never`.
@@ -189,7 +239,12 @@ pub struct ContainerDiskSource {
 /// `v1.DataVolumeSource`: a DataVolume by name.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
 pub struct DataVolumeSource {
+    /// Upstream fields mNi does not model, kept as they are (the CRD preserves them).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unmodelled: BTreeMap<String, serde_json::Value>,
     /// The DataVolume's name.
     pub name: String,
     /// Whether the volume can be hot-plugged.
@@ -200,7 +255,12 @@ pub struct DataVolumeSource {
 /// `v1.PersistentVolumeClaimVolumeSource`: a claim by name.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
 pub struct PersistentVolumeClaimSource {
+    /// Upstream fields mNi does not model, kept as they are (the CRD preserves them).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unmodelled: BTreeMap<String, serde_json::Value>,
     /// The claim's name.
     pub claim_name: String,
     /// Mount read-only.
@@ -212,7 +272,12 @@ pub struct PersistentVolumeClaimSource {
 /// or from a Secret (key `userdata` or `userData`), and optional network data.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
 pub struct CloudInitSource {
+    /// Upstream fields mNi does not model, kept as they are (the CRD preserves them).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unmodelled: BTreeMap<String, serde_json::Value>,
     /// The Secret holding the user data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<LocalObjectReference>,
@@ -244,7 +309,12 @@ pub struct LocalObjectReference {
 /// `v1.Network`: where an interface is connected; one source is set.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
 pub struct Network {
+    /// Upstream fields mNi does not model, kept as they are (the CRD preserves them).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unmodelled: BTreeMap<String, serde_json::Value>,
     /// The network's name, which an interface refers to.
     pub name: String,
     /// The pod network.
@@ -258,7 +328,12 @@ pub struct Network {
 /// `v1.PodNetwork`: the pod network, optionally with the guest's CIDR behind masquerade.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
 pub struct PodNetwork {
+    /// Upstream fields mNi does not model, kept as they are (the CRD preserves them).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unmodelled: BTreeMap<String, serde_json::Value>,
     /// The guest's IPv4 CIDR behind masquerade.
     #[serde(
         default,
@@ -271,7 +346,12 @@ pub struct PodNetwork {
 /// `v1.MultusNetwork`: a NetworkAttachmentDefinition, `name` or `namespace/name`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
 pub struct MultusNetwork {
+    /// Upstream fields mNi does not model, kept as they are (the CRD preserves them).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unmodelled: BTreeMap<String, serde_json::Value>,
     /// The NetworkAttachmentDefinition: `name` (the VMI's namespace) or `namespace/name`.
     pub network_name: String,
     /// Whether this network replaces the pod network as the default.
@@ -300,8 +380,7 @@ mod tests {
         let cpu = Cpu {
             cores: Some(4),
             sockets: Some(2),
-            threads: None,
-            model: None,
+            ..Cpu::default()
         };
         assert_eq!(cpu.vcpus(), 8);
     }
@@ -310,12 +389,12 @@ mod tests {
     fn multus_names_default_to_the_vmi_namespace() {
         let net = MultusNetwork {
             network_name: "tenant-net".into(),
-            default: None,
+            ..MultusNetwork::default()
         };
         assert_eq!(net.attachment("ns1"), ("ns1".into(), "tenant-net".into()));
         let net = MultusNetwork {
             network_name: "other/tenant-net".into(),
-            default: None,
+            ..MultusNetwork::default()
         };
         assert_eq!(net.attachment("ns1"), ("other".into(), "tenant-net".into()));
     }

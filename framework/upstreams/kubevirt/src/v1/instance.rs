@@ -49,7 +49,12 @@ use super::{Condition, DomainSpec, Network, Volume};
     )
 )]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
 pub struct VirtualMachineInstanceSpec {
+    /// Upstream fields mNi does not model, kept as they are (the CRD preserves them).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unmodelled: BTreeMap<String, serde_json::Value>,
     /// The virtual hardware.
     pub domain: DomainSpec,
     /// The volumes the domain's disks refer to by name.

@@ -46,7 +46,12 @@ use crate::cdi::DataVolumeSpec;
     )
 )]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
 pub struct VirtualMachineSpec {
+    /// Upstream fields mNi does not model, kept as they are (the CRD preserves them).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unmodelled: BTreeMap<String, serde_json::Value>,
     /// Deprecated upstream in favour of `runStrategy`: `true` is `Always`, `false` `Halted`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub running: Option<bool>,
@@ -91,7 +96,12 @@ pub enum RunStrategy {
 /// `spec.template`: the metadata and spec every instance gets.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
 pub struct InstanceTemplate {
+    /// Upstream fields mNi does not model, kept as they are (the CRD preserves them).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unmodelled: BTreeMap<String, serde_json::Value>,
     /// Labels and annotations copied to the instance (e.g. Kube-OVN's
     /// `ovn.kubernetes.io/logical_switch`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -104,7 +114,12 @@ pub struct InstanceTemplate {
 /// name).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
 pub struct TemplateMetadata {
+    /// Upstream fields mNi does not model, kept as they are (the CRD preserves them).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unmodelled: BTreeMap<String, serde_json::Value>,
     /// The name (DataVolume templates only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
@@ -119,7 +134,12 @@ pub struct TemplateMetadata {
 /// `v1.DataVolumeTemplateSpec`: a DataVolume the VM creates and owns.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
 pub struct DataVolumeTemplate {
+    /// Upstream fields mNi does not model, kept as they are (the CRD preserves them).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unmodelled: BTreeMap<String, serde_json::Value>,
     /// The DataVolume's name (required), labels and annotations.
     #[serde(default)]
     pub metadata: TemplateMetadata,
