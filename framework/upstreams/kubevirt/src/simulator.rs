@@ -28,7 +28,9 @@
 //!   `Terminating`), `created`, `ready`, `Ready`/`DataVolumesReady`/`PodScheduled`
 //!   conditions, `runStrategy`, `observedGeneration`.
 //! - **VirtualMachineInstance** — `Pending` → `Scheduling` → `Scheduled` (on the simulated
-//!   node) → `Running` with an address per interface: from the pod network
+//!   node, with a virt-launcher pod there: owned by the instance, its annotations and claims,
+//!   `Running` with the instance's first address once the guest runs; `status.activePods`)
+//!   → `Running` with an address per interface: from the pod network
 //!   ([`DEFAULT_POD_CIDR`]) or, for a Kube-OVN attachment (`ovn.kubernetes.io/logical_switch`
 //!   on the pod network, `<nad>.<ns>.ovn.kubernetes.io/logical_switch` or a Subnet whose
 //!   provider is `<nad>.<ns>.ovn` on a Multus network), from that Subnet, honouring the fixed
@@ -227,12 +229,18 @@ impl Simulator {
             plan::CDI_APP_LABEL.0,
             plan::CDI_APP_LABEL.1
         ));
+        let launchers = watcher::Config::default().labels(&format!(
+            "{}={}",
+            plan::LAUNCHER_LABEL.0,
+            plan::LAUNCHER_LABEL.1
+        ));
         let watches = futures::future::join_all([
             watch::<VirtualMachine>(&self.client, &notify, watcher::Config::default()),
             watch::<VirtualMachineInstance>(&self.client, &notify, watcher::Config::default()),
             watch::<DataVolume>(&self.client, &notify, watcher::Config::default()),
             watch::<PersistentVolumeClaim>(&self.client, &notify, importers.clone()),
             watch::<Pod>(&self.client, &notify, importers),
+            watch::<Pod>(&self.client, &notify, launchers),
             watch::<Subnet>(&self.client, &notify, watcher::Config::default()),
         ]);
         tracing::info!(node = %self.node_name, pod_cidr = %self.pod_cidr, "kubevirt simulator started");
@@ -349,6 +357,15 @@ impl Simulator {
             dvs: list(&self.client, &ListParams::default()).await?,
             pvcs: list(&self.client, &ListParams::default()).await?,
             importers: list(&self.client, &importers).await?,
+            launchers: list(
+                &self.client,
+                &ListParams::default().labels(&format!(
+                    "{}={}",
+                    plan::LAUNCHER_LABEL.0,
+                    plan::LAUNCHER_LABEL.1
+                )),
+            )
+            .await?,
             // Kube-OVN may not be installed: then there are no subnets.
             subnets: list(&self.client, &ListParams::default())
                 .await

@@ -165,6 +165,29 @@ async fn a_vm_with_a_container_disk_runs_and_gets_an_ip() -> anyhow::Result<()> 
             InstancePhase::Running
         ]
     );
+    // The guest runs in a virt-launcher pod on the node, owned by the instance.
+    let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(client.clone(), NS);
+    let launchers = pods
+        .list(&kube::api::ListParams::default().labels("kubevirt.io=virt-launcher"))
+        .await?
+        .items;
+    assert_eq!(launchers.len(), 1);
+    let launcher = &launchers[0];
+    assert_eq!(launcher.owner_references()[0].name, "web");
+    assert_eq!(
+        launcher.spec.as_ref().and_then(|s| s.node_name.as_deref()),
+        Some("mni-dev-kubevirt")
+    );
+    let ps = launcher.status.clone().unwrap_or_default();
+    assert_eq!(ps.phase.as_deref(), Some("Running"));
+    assert_eq!(ps.pod_ip.as_deref(), Some(ip.as_str()));
+    assert_eq!(
+        vs.active_pods
+            .get(&launcher.uid().unwrap_or_default())
+            .map(String::as_str),
+        Some("mni-dev-kubevirt")
+    );
+
     // The node VMs run on is registered.
     let nodes: Api<k8s_openapi::api::core::v1::Node> = Api::all(client.clone());
     let node = nodes.get("mni-dev-kubevirt").await?;
@@ -420,6 +443,20 @@ async fn deleting_a_vm_deletes_its_instance_data_volumes_and_claims() -> anyhow:
     wait_deleted(&dvs, "gone-data", TIMEOUT).await?;
     let pvcs: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), NS);
     wait_deleted(&pvcs, "gone-data", TIMEOUT).await?;
+    let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(client.clone(), NS);
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
+    while !pods
+        .list(&kube::api::ListParams::default().labels("kubevirt.io=virt-launcher"))
+        .await?
+        .items
+        .is_empty()
+    {
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "the launcher pod stays"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     cluster.shutdown().await
 }
 

@@ -32,6 +32,12 @@ pub(crate) const CDI_APP_LABEL: (&str, &str) = ("app", "containerized-data-impor
 /// The label virt-controller puts on the instances of a VM.
 const VM_NAME_LABEL: &str = "vm.kubevirt.io/name";
 
+/// The label of virt-launcher pods: `kubevirt.io=virt-launcher`.
+pub(crate) const LAUNCHER_LABEL: (&str, &str) = ("kubevirt.io", "virt-launcher");
+
+/// The label naming the UID of the instance a virt-launcher pod runs.
+const CREATED_BY_LABEL: &str = "kubevirt.io/created-by";
+
 /// Kube-OVN's annotation naming the subnet of a pod's default interface.
 pub(crate) const LOGICAL_SWITCH: &str = "ovn.kubernetes.io/logical_switch";
 
@@ -50,6 +56,8 @@ pub(crate) struct Snapshot {
     pub(crate) pvcs: Vec<PersistentVolumeClaim>,
     /// The importer pods (label `app=containerized-data-importer`).
     pub(crate) importers: Vec<Pod>,
+    /// The virt-launcher pods (label `kubevirt.io=virt-launcher`).
+    pub(crate) launchers: Vec<Pod>,
     pub(crate) subnets: Vec<Subnet>,
     /// The simulated node, if it exists.
     pub(crate) node: Option<NodeInfo>,
@@ -847,6 +855,12 @@ fn plan_instance(
     let existing = current.conditions.as_slice();
     let mut desired = current.clone();
     let phase = current.phase;
+    let uid = vmi.uid().unwrap_or_default();
+    let launcher = snapshot.launchers.iter().find(|p| {
+        p.labels().get(CREATED_BY_LABEL) == Some(&uid)
+            && p.namespace() == vmi.namespace()
+            && p.metadata.deletion_timestamp.is_none()
+    });
     let enter = |desired: &mut VirtualMachineInstanceStatus, phase: InstancePhase| {
         desired.phase = Some(phase);
         desired.phase_transition_timestamps.push(PhaseTransition {
@@ -914,6 +928,8 @@ fn plan_instance(
             };
             if let Some(message) = image_pull_failure(vmi) {
                 desired.conditions = ready_false("ErrImagePull", &message);
+            } else if launcher.is_none() {
+                // The guest starts in its virt-launcher pod, created below.
             } else {
                 match interfaces(vmi, snapshot, ipam) {
                     Err((reason, message)) => {
@@ -933,6 +949,36 @@ fn plan_instance(
         }
         Some(_) => {}
     }
+    let placed = matches!(
+        desired.phase,
+        Some(InstancePhase::Scheduled | InstancePhase::Running)
+    );
+    match launcher {
+        None if placed => {
+            writes.push(Write::Create {
+                kind: Kind::Pod,
+                namespace: vmi.namespace().unwrap_or_default(),
+                body: launcher_for(vmi, snapshot),
+            });
+        }
+        Some(pod) => {
+            if let Some(node) = pod.spec.as_ref().and_then(|s| s.node_name.clone()) {
+                desired.active_pods = [(pod.uid().unwrap_or_default(), node)].into();
+            }
+            let running = desired.phase == Some(InstancePhase::Running);
+            let ip = desired.interfaces.iter().find_map(|i| i.ip_address.clone());
+            let pod_status = launcher_status(pod, running, ip.as_deref(), now);
+            push_status(
+                writes,
+                Kind::Pod,
+                pod,
+                &pod.status.clone().unwrap_or_default(),
+                &pod_status,
+                false,
+            );
+        }
+        None => {}
+    }
     let step = desired.phase != phase;
     push_status(
         writes,
@@ -942,6 +988,105 @@ fn plan_instance(
         &desired,
         step,
     );
+}
+
+/// virt-controller's virt-launcher pod for an instance, bound to the simulated node: the
+/// instance's annotations (Kube-OVN reads its attachments from them), its claims as volumes
+/// (so `WaitForFirstConsumer` claims see their consumer), owned by the instance.
+fn launcher_for(vmi: &VirtualMachineInstance, snapshot: &Snapshot) -> Value {
+    let name = vmi.name_any();
+    let uid = vmi.uid().unwrap_or_default();
+    let suffix: String = uid
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .take(5)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    let mut annotations = vmi.annotations().clone();
+    annotations.insert("kubevirt.io/domain".into(), name.clone());
+    let claims: Vec<Value> = vmi
+        .spec
+        .volumes
+        .iter()
+        .filter_map(|v| {
+            let claim = v.data_volume.as_ref().map(|d| d.name.clone()).or_else(|| {
+                v.persistent_volume_claim
+                    .as_ref()
+                    .map(|p| p.claim_name.clone())
+            })?;
+            Some(json!({"name": v.name, "persistentVolumeClaim": {"claimName": claim}}))
+        })
+        .collect();
+    let requests = vmi
+        .spec
+        .domain
+        .resources
+        .as_ref()
+        .map(|r| to_json(&r.requests))
+        .unwrap_or_else(|| json!({}));
+    json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": format!("virt-launcher-{name}-{suffix}"),
+            "namespace": vmi.namespace(),
+            "labels": {
+                LAUNCHER_LABEL.0: LAUNCHER_LABEL.1,
+                CREATED_BY_LABEL: uid,
+                VM_NAME_LABEL: name,
+            },
+            "annotations": annotations,
+            "ownerReferences": [owner_reference(vmi)],
+        },
+        "spec": {
+            "nodeName": snapshot.node.as_ref().map(|n| n.name.clone()),
+            "restartPolicy": "Never",
+            "containers": [{
+                "name": "compute",
+                "image": "quay.io/kubevirt/virt-launcher:v1.6.0",
+                "resources": {"requests": requests},
+            }],
+            "volumes": claims,
+        },
+    })
+}
+
+/// The status the simulated kubelet reports for a virt-launcher pod: `Running` and ready
+/// with the instance's first address once the instance runs, `Pending` before.
+fn launcher_status(
+    pod: &Pod,
+    running: bool,
+    ip: Option<&str>,
+    now: &Time,
+) -> k8s_openapi::api::core::v1::PodStatus {
+    let current = pod.status.clone().unwrap_or_default();
+    let since = |type_: &str, status: &str| {
+        current
+            .conditions
+            .iter()
+            .flatten()
+            .find(|c| c.type_ == type_ && c.status == status)
+            .and_then(|c| c.last_transition_time.clone())
+            .unwrap_or_else(|| now.clone())
+    };
+    let ready = if running { "True" } else { "False" };
+    let mut status = json!({
+        "phase": if running { "Running" } else { "Pending" },
+        "qosClass": "Burstable",
+        "hostIP": "10.245.0.1",
+        "conditions": [
+            {"type": "PodScheduled", "status": "True", "lastTransitionTime": since("PodScheduled", "True")},
+            {"type": "Ready", "status": ready, "lastTransitionTime": since("Ready", ready)},
+        ],
+    });
+    if running {
+        status["startTime"] = json!(current.start_time.clone().unwrap_or_else(|| now.clone()));
+        if let Some(ip) = ip {
+            status["podIP"] = json!(ip);
+            status["podIPs"] = json!([{"ip": ip}]);
+        }
+    }
+    serde_json::from_value(status).unwrap_or_default()
 }
 
 /// The instance's interfaces with their addresses, or why one cannot get an address.

@@ -88,6 +88,21 @@ fn status_patch(writes: &[Write], kind: Kind) -> Value {
         .unwrap_or(Value::Null)
 }
 
+fn status_patch_of(writes: &[Write], kind: Kind, name: &str) -> Value {
+    writes
+        .iter()
+        .find_map(|w| match w {
+            Write::Status {
+                kind: k,
+                name: n,
+                patch,
+                ..
+            } if *k == kind && n == name => Some(patch["status"].clone()),
+            _ => None,
+        })
+        .unwrap_or(Value::Null)
+}
+
 fn created(writes: &[Write], kind: Kind) -> Vec<Value> {
     writes
         .iter()
@@ -290,7 +305,7 @@ fn a_vm_waits_for_its_data_volumes() {
 }
 
 #[test]
-fn instances_step_through_their_phases_and_get_addresses() {
+fn instances_step_through_their_phases_in_a_launcher_pod_and_get_addresses() {
     let spec = small_template(CIRROS)["spec"].clone();
     let mut snapshot = Snapshot {
         node: Some(node()),
@@ -298,24 +313,50 @@ fn instances_step_through_their_phases_and_get_addresses() {
     };
     let mut phases = Vec::new();
     let mut status = json!({});
-    for _ in 0..4 {
+    for _ in 0..6 {
         snapshot.vmis = vec![vmi("web", spec.clone(), status.clone())];
-        let patch = status_patch(
-            &plan(&snapshot, &settings(), &now()),
-            Kind::VirtualMachineInstance,
-        );
-        for (k, v) in patch.as_object().expect("patch") {
+        let writes = plan(&snapshot, &settings(), &now());
+        for pod in created(&writes, Kind::Pod) {
+            snapshot
+                .launchers
+                .push(serde_json::from_value(pod).expect("pod"));
+        }
+        let pod_status = status_patch(&writes, Kind::Pod);
+        if let Some(pod) = snapshot.launchers.first_mut()
+            && pod_status.is_object()
+        {
+            let mut merged =
+                serde_json::to_value(pod.status.clone().unwrap_or_default()).expect("json");
+            for (k, v) in pod_status.as_object().expect("patch") {
+                merged[k] = v.clone();
+            }
+            pod.status = serde_json::from_value(merged).expect("pod status");
+        }
+        let patch = status_patch(&writes, Kind::VirtualMachineInstance);
+        for (k, v) in patch.as_object().into_iter().flatten() {
             status[k] = v.clone();
         }
-        phases.push(status["phase"].as_str().unwrap_or("").to_string());
+        let phase = status["phase"].as_str().unwrap_or("").to_string();
+        if phases.last() != Some(&phase) {
+            phases.push(phase);
+        }
     }
     assert_eq!(phases, ["Pending", "Scheduling", "Scheduled", "Running"]);
     assert_eq!(status["nodeName"], "mni-dev-kubevirt");
     assert_eq!(status["interfaces"][0]["ipAddress"], "10.246.0.2");
     assert_eq!(status["interfaces"][0]["name"], "default");
+    let launcher = &snapshot.launchers[0];
+    assert!(launcher.name_any().starts_with("virt-launcher-web-"));
+    assert_eq!(
+        launcher.labels().get("kubevirt.io").map(String::as_str),
+        Some("virt-launcher")
+    );
+    let pod_status = launcher.status.clone().unwrap_or_default();
+    assert_eq!(pod_status.phase.as_deref(), Some("Running"));
+    assert_eq!(pod_status.pod_ip.as_deref(), Some("10.246.0.2"));
     // Converged: nothing more to write.
     snapshot.vmis = vec![vmi("web", spec, status)];
-    assert!(plan(&snapshot, &settings(), &now()).is_empty());
+    assert_eq!(plan(&snapshot, &settings(), &now()), []);
 }
 
 #[test]
@@ -344,6 +385,20 @@ fn oversized_instances_and_bad_images_stay_put_with_a_reason() {
         Kind::VirtualMachineInstance,
     );
     assert!(patch.to_string().contains("ErrImagePull"), "{patch}");
+}
+
+/// The virt-launcher pod of instance `name`, as a previous pass created it.
+fn launcher(name: &str) -> Pod {
+    serde_json::from_value(json!({
+        "metadata": {
+            "name": format!("virt-launcher-{name}-abcde"),
+            "namespace": "ns",
+            "uid": format!("pod-{name}"),
+            "labels": {"kubevirt.io": "virt-launcher", "kubevirt.io/created-by": format!("uid-{name}")},
+        },
+        "spec": {"nodeName": "mni-dev-kubevirt", "containers": []},
+    }))
+    .expect("pod")
 }
 
 fn subnet() -> Subnet {
@@ -379,13 +434,18 @@ fn kube_ovn_attachments_allocate_from_the_subnet_and_fixed_ips_conflict() {
             on_subnet("a", None, json!({"phase": "Scheduled"})),
             on_subnet("b", Some("10.0.1.10"), json!({"phase": "Scheduled"})),
         ],
+        launchers: vec![launcher("a"), launcher("b")],
         ..Snapshot::default()
     };
     let writes = plan(&snapshot, &settings(), &now());
     let ips: Vec<String> = writes
         .iter()
         .filter_map(|w| match w {
-            Write::Status { patch, .. } => patch["status"]["interfaces"][0]["ipAddress"]
+            Write::Status {
+                kind: Kind::VirtualMachineInstance,
+                patch,
+                ..
+            } => patch["status"]["interfaces"][0]["ipAddress"]
                 .as_str()
                 .map(str::to_string),
             _ => None,
@@ -406,11 +466,13 @@ fn kube_ovn_attachments_allocate_from_the_subnet_and_fixed_ips_conflict() {
             running,
             on_subnet("b", Some("10.0.1.10"), json!({"phase": "Scheduled"})),
         ],
+        launchers: vec![launcher("a"), launcher("b")],
         ..Snapshot::default()
     };
-    let patch = status_patch(
+    let patch = status_patch_of(
         &plan(&snapshot, &settings(), &now()),
         Kind::VirtualMachineInstance,
+        "b",
     );
     assert!(patch.to_string().contains("IPConflict"), "{patch}");
     assert!(patch.to_string().contains("ns/a"), "{patch}");
