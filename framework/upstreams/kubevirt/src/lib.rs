@@ -8,7 +8,8 @@
 //! - [`simulator`] — a fake virt-controller, virt-handler and CDI for mNi's API server and
 //!   tests: DataVolumes import, VMs get instances that are scheduled onto a simulated node
 //!   and run with addresses (from the pod network or a Kube-OVN subnet), and failures can be
-//!   injected. `mni-dev up --simulate-upstream kubevirt` runs it.
+//!   injected. `mni-dev up --simulate-upstream kubevirt` and
+//!   `mni_testkit::TestEnvBuilder::with_kubevirt` run it.
 //!
 //! Start with [`v1::VirtualMachine`]; [`crds`] lists every CRD of the subset.
 //!

@@ -1,5 +1,6 @@
-//! The fake KubeVirt and CDI against a real mNi API server: over HTTP through `mni-testkit`
-//! (with mni-workloads binding claims, as `mni-dev` does), and over HTTPS with kubectl.
+//! The fake KubeVirt and CDI against a real mNi API server: over HTTP through `mni-testkit`'s
+//! `TestEnv::with_kubevirt` (with mni-workloads binding claims, as `mni-dev` does), and over
+//! HTTPS with kubectl.
 
 use std::process::Command;
 use std::time::Duration;
@@ -18,11 +19,10 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 const NS: &str = "default";
 const CIRROS: &str = "quay.io/kubevirt/cirros-container-disk-demo:latest";
 
-/// An API server with the workload simulator (claims bind) and the KubeVirt simulator.
+/// An API server with the workload simulator (claims bind) and the KubeVirt simulator, as
+/// `mni_testkit::TestEnvBuilder::with_kubevirt` runs it.
 struct Cluster {
     env: TestEnv,
-    stop: tokio::sync::oneshot::Sender<()>,
-    sim: tokio::task::JoinHandle<Result<(), mni_kubevirt::simulator::Error>>,
 }
 
 impl Cluster {
@@ -30,16 +30,10 @@ impl Cluster {
         let env = TestEnv::builder()
             .with_simulator(true)
             .with_kube_ovn(kube_ovn)
+            .with_kubevirt(true)
             .start()
             .await?;
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let sim = mni_kubevirt::simulator::Simulator::new(env.client())
-            .with_step_interval(Duration::from_millis(20));
-        sim.install_crds().await?;
-        let sim = tokio::spawn(sim.run(async {
-            let _ = stopped.await;
-        }));
-        Ok(Cluster { env, stop, sim })
+        Ok(Cluster { env })
     }
 
     fn client(&self) -> Client {
@@ -47,8 +41,6 @@ impl Cluster {
     }
 
     async fn shutdown(self) -> anyhow::Result<()> {
-        let _ = self.stop.send(());
-        self.sim.await??;
         self.env.shutdown().await;
         Ok(())
     }
