@@ -34,7 +34,9 @@
 //!   ([`DEFAULT_POD_CIDR`]) or, for a Kube-OVN attachment (`ovn.kubernetes.io/logical_switch`
 //!   on the pod network, `<nad>.<ns>.ovn.kubernetes.io/logical_switch` or a Subnet whose
 //!   provider is `<nad>.<ns>.ovn` on a Multus network), from that Subnet, honouring the fixed
-//!   address in `…ip_address`. An instance that asks for more CPU (its request, else its
+//!   address in `…ip_address`, and records it as Kube-OVN does, in an `IP` object
+//!   (`<vm>.<namespace>`) that the fake Kube-OVN counts in the Subnet's `v4usingIPs`; addresses
+//!   other `IP`s hold are taken. An instance that asks for more CPU (its request, else its
 //!   vCPUs) or memory than the node has, or for node labels it lacks, stays `Scheduling`
 //!   with `PodScheduled=False` reason `Unschedulable`; a container disk on a host under
 //!   `.invalid` stays `Scheduled` with `Ready=False` reason `ErrImagePull`; an address
@@ -60,7 +62,7 @@ use kube::api::{
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource};
 use mni_kubeovn::ipam::Cidr;
-use mni_kubeovn::v1::Subnet;
+use mni_kubeovn::v1::{Ip, Subnet};
 use serde::de::DeserializeOwned;
 use serde_json::json;
 use tokio::sync::Notify;
@@ -242,6 +244,7 @@ impl Simulator {
             watch::<Pod>(&self.client, &notify, importers),
             watch::<Pod>(&self.client, &notify, launchers),
             watch::<Subnet>(&self.client, &notify, watcher::Config::default()),
+            watch::<Ip>(&self.client, &notify, watcher::Config::default()),
         ]);
         tracing::info!(node = %self.node_name, pod_cidr = %self.pod_cidr, "kubevirt simulator started");
         let settings = Settings {
@@ -370,6 +373,9 @@ impl Simulator {
             subnets: list(&self.client, &ListParams::default())
                 .await
                 .unwrap_or_default(),
+            ips: list(&self.client, &ListParams::default())
+                .await
+                .unwrap_or_default(),
             node: self.node().await?,
         };
         let now = Time(k8s_openapi::jiff::Timestamp::now());
@@ -432,6 +438,12 @@ impl Simulator {
                 Kind::DataVolume => ApiResource::erase::<DataVolume>(&()),
                 Kind::PersistentVolumeClaim => ApiResource::erase::<PersistentVolumeClaim>(&()),
                 Kind::Pod => ApiResource::erase::<Pod>(&()),
+                Kind::Ip => {
+                    return Api::<DynamicObject>::all_with(
+                        self.client.clone(),
+                        &ApiResource::erase::<Ip>(&()),
+                    );
+                }
             };
             Api::<DynamicObject>::namespaced_with(self.client.clone(), namespace, &resource)
         };

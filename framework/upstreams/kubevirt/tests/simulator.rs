@@ -504,6 +504,28 @@ async fn a_vm_on_a_kube_ovn_subnet_gets_its_address_from_the_subnet() -> anyhow:
         "after the gateway"
     );
 
+    // Kube-OVN's records of them: the subnet's available count drops, and recovers when a VM
+    // goes.
+    let using = |n: f64| {
+        move |s: &mni_kubeovn::v1::Subnet| s.status.as_ref().is_some_and(|st| st.v4using_ips == n)
+    };
+    let subnet = wait_for(&subnets, "tenant-a-net", using(2.0), TIMEOUT).await?;
+    // 254 usable − the gateway − 2 VMs.
+    assert_eq!(subnet.status.unwrap_or_default().v4available_ips, 251.0);
+    let records: Api<mni_kubeovn::v1::Ip> = Api::all(client.clone());
+    let record = records.get("fixed.default").await?;
+    assert_eq!(
+        (
+            record.spec.subnet.as_str(),
+            record.spec.v4_ip_address.as_str()
+        ),
+        ("tenant-a-net", "10.0.1.50")
+    );
+    vms.delete("dynamic", &DeleteParams::default()).await?;
+    wait_deleted(&records, "dynamic.default", TIMEOUT).await?;
+    let subnet = wait_for(&subnets, "tenant-a-net", using(1.0), TIMEOUT).await?;
+    assert_eq!(subnet.status.unwrap_or_default().v4available_ips, 252.0);
+
     // A second VM asking for a held address does not start, and says why.
     apply::<VirtualMachine>(&client, on_subnet("clash", Some("10.0.1.50"))).await?;
     let clash = wait_for(

@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::{Resource, ResourceExt};
 use mni_kubeovn::ipam::{self, Cidr, IpRange};
-use mni_kubeovn::v1::Subnet;
+use mni_kubeovn::v1::{Ip, Subnet};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
@@ -59,6 +59,8 @@ pub(crate) struct Snapshot {
     /// The virt-launcher pods (label `kubevirt.io=virt-launcher`).
     pub(crate) launchers: Vec<Pod>,
     pub(crate) subnets: Vec<Subnet>,
+    /// Kube-OVN's records of addresses in use (`ips.kubeovn.io`).
+    pub(crate) ips: Vec<Ip>,
     /// The simulated node, if it exists.
     pub(crate) node: Option<NodeInfo>,
 }
@@ -91,6 +93,8 @@ pub(crate) enum Kind {
     DataVolume,
     PersistentVolumeClaim,
     Pod,
+    /// Kube-OVN's `IP` (cluster-scoped).
+    Ip,
 }
 
 /// One write.
@@ -136,6 +140,7 @@ pub(crate) fn plan(snapshot: &Snapshot, settings: &Settings, now: &Time) -> Vec<
     for vmi in vmis {
         plan_instance(vmi, snapshot, &mut ipam, now, &mut writes);
     }
+    plan_ip_records(snapshot, settings, &mut writes);
     let dvs = index(&snapshot.dvs);
     let vmis = index(&snapshot.vmis);
     for vm in &snapshot.vms {
@@ -515,6 +520,8 @@ struct Attachment {
     /// `None`: a network the simulator gives no address (a non-Kube-OVN attachment).
     pool: Option<Pool>,
     fixed: Option<String>,
+    /// The Kube-OVN provider (`ovn`, or `<nad>.<ns>.ovn` for a Multus attachment).
+    provider: String,
 }
 
 /// The attachments of an instance's interfaces, in order. An instance with neither
@@ -575,6 +582,7 @@ fn attachments(
                 interface: name.clone(),
                 pool: switch.map(Pool::Subnet),
                 fixed: fixed(&format!("{provider}.kubernetes.io/ip_address")),
+                provider,
             }
         } else {
             match annotations.get(LOGICAL_SWITCH) {
@@ -582,11 +590,13 @@ fn attachments(
                     interface: name.clone(),
                     pool: Some(Pool::Subnet(subnet.clone())),
                     fixed: fixed(IP_ADDRESS),
+                    provider: "ovn".into(),
                 },
                 None => Attachment {
                     interface: name.clone(),
                     pool: Some(Pool::Pod),
                     fixed: None,
+                    provider: "ovn".into(),
                 },
             }
         };
@@ -626,6 +636,17 @@ impl<'a> Ipam<'a> {
                 if let Some(ip) = ip {
                     ipam.held.entry(pool).or_default().insert(ip, key(vmi));
                 }
+            }
+        }
+        // Addresses Kube-OVN records as in use by anything else (pods, other VMs).
+        for record in &snapshot.ips {
+            let owner = (record.spec.namespace.clone(), record.spec.pod_name.clone());
+            for ip in record.addresses() {
+                ipam.held
+                    .entry(Pool::Subnet(record.spec.subnet.clone()))
+                    .or_default()
+                    .entry(ip)
+                    .or_insert_with(|| owner.clone());
             }
         }
         // Fixed addresses are reserved before any dynamic allocation, oldest instance
@@ -755,6 +776,89 @@ impl<'a> Ipam<'a> {
         };
         held.insert(ip, owner.clone());
         Ok(ip)
+    }
+}
+
+/// The label on the `IP` records the simulator writes (and alone deletes).
+const IP_RECORD_LABEL: (&str, &str) = ("mni.dev/simulated-by", "kubevirt");
+
+/// Kube-OVN's `IP` records of the subnet addresses running instances hold — named
+/// `<vm>.<namespace>` (plus `.<provider>` for a Multus attachment), as Kube-OVN names a
+/// KubeVirt VM's — so the fake Kube-OVN counts them in the Subnet's `v4usingIPs`; records of
+/// instances that are gone are deleted.
+fn plan_ip_records(snapshot: &Snapshot, settings: &Settings, writes: &mut Vec<Write>) {
+    let existing: BTreeMap<String, &Ip> =
+        snapshot.ips.iter().map(|ip| (ip.name_any(), ip)).collect();
+    let mut wanted = BTreeSet::new();
+    for vmi in &snapshot.vmis {
+        if vmi.metadata.deletion_timestamp.is_some() {
+            continue;
+        }
+        let Some(status) = &vmi.status else { continue };
+        let Ok(attachments) = attachments(vmi, &snapshot.subnets) else {
+            continue;
+        };
+        let (namespace, name) = key(vmi);
+        for a in attachments {
+            let Some(Pool::Subnet(subnet)) = &a.pool else {
+                continue;
+            };
+            let Some(iface) = status
+                .interfaces
+                .iter()
+                .find(|i| i.name.as_deref() == Some(a.interface.as_str()))
+            else {
+                continue;
+            };
+            let Some(ip) = iface.ip_address.clone() else {
+                continue;
+            };
+            let record = if a.provider == "ovn" {
+                format!("{name}.{namespace}")
+            } else {
+                format!("{name}.{namespace}.{}", a.provider)
+            };
+            wanted.insert(record.clone());
+            if existing.contains_key(&record) {
+                continue;
+            }
+            writes.push(Write::Create {
+                kind: Kind::Ip,
+                namespace: String::new(),
+                body: json!({
+                    "apiVersion": "kubeovn.io/v1",
+                    "kind": "IP",
+                    "metadata": {
+                        "name": record,
+                        "labels": {
+                            IP_RECORD_LABEL.0: IP_RECORD_LABEL.1,
+                            "ovn.kubernetes.io/subnet": subnet,
+                        },
+                    },
+                    "spec": {
+                        "podName": name,
+                        "namespace": namespace,
+                        "subnet": subnet,
+                        "nodeName": status.node_name.clone().unwrap_or_else(|| settings.node_name.clone()),
+                        "ipAddress": ip,
+                        "v4IpAddress": ip,
+                        "macAddress": iface.mac.clone().unwrap_or_default(),
+                        "podType": "VirtualMachine",
+                    },
+                }),
+            });
+        }
+    }
+    for (name, record) in existing {
+        let ours =
+            record.labels().get(IP_RECORD_LABEL.0).map(String::as_str) == Some(IP_RECORD_LABEL.1);
+        if ours && !wanted.contains(&name) && record.metadata.deletion_timestamp.is_none() {
+            writes.push(Write::Delete {
+                kind: Kind::Ip,
+                namespace: String::new(),
+                name,
+            });
+        }
     }
 }
 
