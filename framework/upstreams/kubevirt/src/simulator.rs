@@ -88,6 +88,9 @@ pub const DEFAULT_STEP_INTERVAL: Duration = Duration::from_millis(200);
 const NODE_CPU: &str = "16";
 const NODE_MEMORY: &str = "64Gi";
 
+/// How many writes of one pass are in flight at once.
+const WRITE_CONCURRENCY: usize = 16;
+
 /// How long to gather watch events before a pass.
 const DEBOUNCE: Duration = Duration::from_millis(20);
 
@@ -379,8 +382,8 @@ impl Simulator {
             node: self.node().await?,
         };
         let now = Time(k8s_openapi::jiff::Timestamp::now());
-        let mut failed = None;
         let mut due: Option<Duration> = None;
+        let mut ready = Vec::new();
         for write in plan::plan(&snapshot, settings, &now) {
             if let Write::Status {
                 kind,
@@ -401,10 +404,24 @@ impl Simulator {
                 }
                 last_step.insert(key, Instant::now());
             }
-            if let Err(error) = self.write(&write).await {
-                failed = Some(error);
-            }
+            ready.push(write);
         }
+        // The writes of one pass are independent (a later pass repairs any order), so they
+        // go out concurrently.
+        let writes: Vec<_> = ready
+            .into_iter()
+            .map(|write| {
+                let this = self.clone();
+                async move { this.write(&write).await.err() }
+            })
+            .collect();
+        let failed = futures::stream::iter(writes)
+            .buffer_unordered(WRITE_CONCURRENCY)
+            .collect::<Vec<Option<kube::Error>>>()
+            .await
+            .into_iter()
+            .flatten()
+            .next();
         // Forget objects that are gone.
         last_step.retain(|_, at| at.elapsed() < self.step * 50);
         failed.map_or(Ok(due), Err)
