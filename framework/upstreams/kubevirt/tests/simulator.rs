@@ -289,6 +289,55 @@ async fn halted_stops_the_vm_and_always_starts_it_again() -> anyhow::Result<()> 
     wait_printable(&vms, "web", PrintableStatus::Running).await?;
     assert_ne!(vmis.get("web").await?.uid(), first, "a new instance");
 
+    // A template change under a running instance waits for a restart, and the VM says so.
+    let bigger = json!({"spec": {"template": {"spec": {"domain": {"resources": {"requests": {"memory": "256Mi"}}}}}}});
+    vms.patch("web", &PatchParams::default(), &Patch::Merge(&bigger))
+        .await?;
+    let restart_required = |v: &VirtualMachine| {
+        v.status
+            .as_ref()
+            .is_some_and(|s| find_condition(&s.conditions, "RestartRequired").is_some())
+    };
+    let pending = wait_for(&vms, "web", restart_required, TIMEOUT).await?;
+    let generation = pending.metadata.generation;
+    let status = pending.status.clone().unwrap_or_default();
+    assert_eq!(status.desired_generation, generation);
+    assert!(status.observed_generation < generation, "{status:?}");
+    // `virtctl restart`: a stop, then a start.
+    let restart =
+        json!({"status": {"stateChangeRequests": [{"action": "Stop"}, {"action": "Start"}]}});
+    vms.patch_status("web", &PatchParams::default(), &Patch::Merge(&restart))
+        .await?;
+    let restarted = wait_for(
+        &vms,
+        "web",
+        |v: &VirtualMachine| {
+            !restart_required(v)
+                && printable(v) == Some(PrintableStatus::Running)
+                && v.status
+                    .as_ref()
+                    .is_some_and(|s| s.observed_generation == v.metadata.generation)
+        },
+        TIMEOUT,
+    )
+    .await?;
+    assert!(
+        restarted
+            .status
+            .unwrap_or_default()
+            .state_change_requests
+            .is_empty()
+    );
+    let vmi = vmis.get("web").await?;
+    let memory = vmi
+        .spec
+        .domain
+        .resources
+        .clone()
+        .unwrap_or_default()
+        .requests;
+    assert_eq!(memory.get("memory").map(|q| q.0.as_str()), Some("256Mi"));
+
     // Manual: started and stopped by request, as `virtctl start/stop` asks.
     let manual = json!({"spec": {"runStrategy": "Manual"}});
     vms.patch("web", &PatchParams::default(), &Patch::Merge(&manual))

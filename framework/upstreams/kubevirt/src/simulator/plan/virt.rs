@@ -5,6 +5,12 @@ use super::addresses::{attachments, mac_for};
 use super::import::host_of;
 use super::*;
 
+/// The VM condition saying the template changed under a running instance.
+const RESTART_REQUIRED: &str = "RestartRequired";
+
+/// The annotation recording the VM generation an instance was started from.
+const VM_GENERATION: &str = "kubevirt.io/vm-generation";
+
 /// Why the simulated scheduler cannot place `vmi`: kube-scheduler's message.
 pub(super) fn unschedulable(
     vmi: &VirtualMachineInstance,
@@ -544,6 +550,19 @@ pub(super) fn plan_virtual_machine(
             now,
         ));
     }
+    // A template changed under a running instance: KubeVirt does not apply it until the
+    // instance restarts, and says so.
+    let stale = live.is_some_and(|v| to_json(&v.spec) != to_json(&vm.spec.template.spec));
+    if stale {
+        conditions.push(kv_condition(
+            existing,
+            RESTART_REQUIRED,
+            true,
+            "",
+            "a non-live-updatable field was changed in the template spec",
+            now,
+        ));
+    }
     if !data_volume_names(vm).is_empty() {
         conditions.push(if volumes_ready {
             kv_condition(
@@ -583,7 +602,10 @@ pub(super) fn plan_virtual_machine(
         ready: vmi_ready,
         conditions,
         run_strategy: Some(strategy),
-        observed_generation: vm.metadata.generation,
+        observed_generation: live
+            .and_then(|v| v.annotations().get(VM_GENERATION))
+            .and_then(|g| g.parse().ok())
+            .or(vm.metadata.generation),
         desired_generation: vm.metadata.generation,
         state_change_requests: requests,
     };
@@ -593,6 +615,17 @@ pub(super) fn plan_virtual_machine(
 /// The instance virt-controller creates for a VM: same name, the template's metadata and
 /// spec, owned by the VM.
 pub(super) fn instance_for(vm: &VirtualMachine) -> Value {
+    let mut annotations = vm
+        .spec
+        .template
+        .metadata
+        .clone()
+        .unwrap_or_default()
+        .annotations;
+    annotations.insert(
+        VM_GENERATION.into(),
+        vm.metadata.generation.unwrap_or(0).to_string(),
+    );
     let meta = vm.spec.template.metadata.clone().unwrap_or_default();
     let mut labels = meta.labels.clone();
     labels.insert(VM_NAME_LABEL.into(), vm.name_any());
@@ -603,7 +636,7 @@ pub(super) fn instance_for(vm: &VirtualMachine) -> Value {
             "name": vm.name_any(),
             "namespace": vm.namespace(),
             "labels": labels,
-            "annotations": meta.annotations,
+            "annotations": annotations,
             "ownerReferences": [owner_reference(vm)],
         },
         "spec": to_json(&vm.spec.template.spec),
