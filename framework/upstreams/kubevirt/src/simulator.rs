@@ -26,7 +26,9 @@
 //!   deletes it; reports `printableStatus` (`Provisioning`, `Starting`, `Running`,
 //!   `Stopping`, `Stopped`, `ErrorUnschedulable`, `ErrImagePull`, `DataVolumeError`,
 //!   `Terminating`), `created`, `ready`, `Ready`/`DataVolumesReady`/`PodScheduled`
-//!   conditions, `runStrategy`, `observedGeneration`.
+//!   conditions, `RestartRequired` while a running instance's spec differs from the
+//!   template, `runStrategy`, `desiredGeneration` and `observedGeneration` (the generation
+//!   the instance was started from).
 //! - **VirtualMachineInstance** — `Pending` → `Scheduling` → `Scheduled` (on the simulated
 //!   node, with a virt-launcher pod there: owned by the instance, its annotations and claims,
 //!   `Running` with the instance's first address once the guest runs; `status.activePods`)
