@@ -3,7 +3,8 @@
 //! `mni-dev up` serves the Kubernetes API on loopback, persists under `.mni/dev/`, writes a
 //! kubeconfig, prints a line containing `ready`, and shuts down cleanly on SIGTERM/SIGINT.
 //! Beside it run the workload simulator and, with `--simulate-upstream`, fake controllers
-//! of upstream projects (`kube-ovn`: `mni_kubeovn::simulator`).
+//! of upstream projects (`kube-ovn`: `mni_kubeovn::simulator`; `kubevirt`:
+//! `mni_kubevirt::simulator`).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -59,7 +60,9 @@ struct UpArgs {
     /// Also run a fake controller of an upstream project, which installs its CRDs and fills
     /// in the statuses it would (repeatable, or comma-separated). `kube-ovn`: kubeovn.io/v1
     /// Vpcs, Subnets, VPC NAT gateways, iptables EIPs and SNAT/DNAT rules become ready, with
-    /// address counts and EIPs from 172.19.0.0/24 — no packets are forwarded.
+    /// address counts and EIPs from 172.19.0.0/24 — no packets are forwarded. `kubevirt`:
+    /// kubevirt.io/v1 VirtualMachines get instances that run on node mni-dev-kubevirt with
+    /// addresses, and cdi.kubevirt.io DataVolumes import — no guest boots.
     #[arg(long, value_enum, value_delimiter = ',', value_name = "UPSTREAM")]
     simulate_upstream: Vec<Upstream>,
 }
@@ -69,6 +72,8 @@ struct UpArgs {
 enum Upstream {
     /// Kube-OVN's kube-ovn-controller (`mni_kubeovn::simulator`).
     KubeOvn,
+    /// KubeVirt's virt-controller and virt-handler and CDI (`mni_kubevirt::simulator`).
+    Kubevirt,
 }
 
 async fn up(args: UpArgs) -> anyhow::Result<()> {
@@ -118,6 +123,10 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
                 .install_crds()
                 .await
                 .context("installing the Kube-OVN CRDs")?,
+            Upstream::Kubevirt => mni_kubevirt::simulator::Simulator::new(client)
+                .install_crds()
+                .await
+                .context("installing the KubeVirt and CDI CRDs")?,
         }
     }
     let kubeconfig = args
@@ -154,11 +163,14 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
                 let _ = stop.wait_for(|s| *s).await;
             };
             let result = match upstream {
-                Upstream::KubeOvn => {
-                    mni_kubeovn::simulator::Simulator::new(client)
-                        .run(shutdown)
-                        .await
-                }
+                Upstream::KubeOvn => mni_kubeovn::simulator::Simulator::new(client)
+                    .run(shutdown)
+                    .await
+                    .map_err(anyhow::Error::from),
+                Upstream::Kubevirt => mni_kubevirt::simulator::Simulator::new(client)
+                    .run(shutdown)
+                    .await
+                    .map_err(anyhow::Error::from),
             };
             if let Err(e) = result {
                 tracing::error!(error = %e, ?upstream, "upstream simulator stopped");

@@ -32,6 +32,7 @@ pub(crate) const FIELD_MANAGER: &str = "mni-testkit";
 pub struct TestEnvBuilder {
     simulator: bool,
     kube_ovn: bool,
+    kubevirt: bool,
     crds: Vec<CustomResourceDefinition>,
     timeout: Duration,
 }
@@ -41,6 +42,7 @@ impl Default for TestEnvBuilder {
         TestEnvBuilder {
             simulator: false,
             kube_ovn: false,
+            kubevirt: false,
             crds: Vec::new(),
             timeout: DEFAULT_TIMEOUT,
         }
@@ -60,6 +62,15 @@ impl TestEnvBuilder {
     /// and NAT rules get the status Kube-OVN would give them.
     pub fn with_kube_ovn(mut self, enabled: bool) -> Self {
         self.kube_ovn = enabled;
+        self
+    }
+
+    /// Installs the KubeVirt and CDI CRDs of `mni-kubevirt` and runs its fake
+    /// virt-controller and CDI in the background (default: off), so VirtualMachines get
+    /// running instances with addresses and DataVolumes import. Its DataVolumes' claims are
+    /// bound by the workload simulator: enable [`with_simulator`](Self::with_simulator) too.
+    pub fn with_kubevirt(mut self, enabled: bool) -> Self {
+        self.kubevirt = enabled;
         self
     }
 
@@ -97,6 +108,7 @@ impl TestEnvBuilder {
             client,
             simulator: None,
             kube_ovn: None,
+            kubevirt: None,
             timeout: self.timeout,
         };
         if self.simulator {
@@ -105,6 +117,10 @@ impl TestEnvBuilder {
         if self.kube_ovn {
             env.install_crds(&mni_kubeovn::v1::crds()).await?;
             env.kube_ovn = Some(SimulatorTask::spawn_kube_ovn(env.client.clone()));
+        }
+        if self.kubevirt {
+            env.install_crds(&mni_kubevirt::crds()).await?;
+            env.kubevirt = Some(SimulatorTask::spawn_kubevirt(env.client.clone()));
         }
         if !self.crds.is_empty() {
             env.install_crds(&self.crds).await?;
@@ -137,6 +153,7 @@ pub struct TestEnv {
     client: Client,
     simulator: Option<SimulatorTask>,
     kube_ovn: Option<SimulatorTask>,
+    kubevirt: Option<SimulatorTask>,
     timeout: Duration,
 }
 
@@ -235,6 +252,9 @@ impl TestEnv {
         if let Some(kube_ovn) = self.kube_ovn.take() {
             kube_ovn.stop().await;
         }
+        if let Some(kubevirt) = self.kubevirt.take() {
+            kubevirt.stop().await;
+        }
         if let Some(server) = self.server.take() {
             server.shutdown().await;
         }
@@ -247,6 +267,7 @@ impl std::fmt::Debug for TestEnv {
             .field("url", &self.url)
             .field("simulator", &self.simulator.is_some())
             .field("kube_ovn", &self.kube_ovn.is_some())
+            .field("kubevirt", &self.kubevirt.is_some())
             .field("timeout", &self.timeout)
             .finish_non_exhaustive()
     }
@@ -259,6 +280,9 @@ impl Drop for TestEnv {
         }
         if let Some(kube_ovn) = self.kube_ovn.take() {
             kube_ovn.abort();
+        }
+        if let Some(kubevirt) = self.kubevirt.take() {
+            kubevirt.abort();
         }
         if let Some(server) = self.server.take() {
             match tokio::runtime::Handle::try_current() {
@@ -273,7 +297,7 @@ impl Drop for TestEnv {
     }
 }
 
-/// A simulator (workload or Kube-OVN) running in the background.
+/// A simulator (workload, Kube-OVN or KubeVirt) running in the background.
 #[derive(Debug)]
 struct SimulatorTask {
     stop: oneshot::Sender<()>,
@@ -304,6 +328,24 @@ impl SimulatorTask {
             let simulator = mni_kubeovn::simulator::Simulator::new(client).with_crd_install(false);
             if let Err(error) = simulator.run(shutdown).await {
                 tracing::error!(%error, "the Kube-OVN simulator stopped");
+            }
+        });
+        SimulatorTask { stop, task }
+    }
+
+    /// The fake virt-controller and CDI; the CRDs are installed already. Phase changes are
+    /// paced at 20 ms, so tests wait little.
+    fn spawn_kubevirt(client: Client) -> Self {
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let shutdown = async {
+                let _ = stopped.await;
+            };
+            let simulator = mni_kubevirt::simulator::Simulator::new(client)
+                .with_crd_install(false)
+                .with_step_interval(Duration::from_millis(20));
+            if let Err(error) = simulator.run(shutdown).await {
+                tracing::error!(%error, "the KubeVirt simulator stopped");
             }
         });
         SimulatorTask { stop, task }

@@ -4,7 +4,8 @@
 //! objects. This crate holds what the VPC operator and the development control plane share:
 //!
 //! - [`v1`] — the `kubeovn.io/v1` types (Vpc, Subnet, VpcNatGateway, IptablesEIP,
-//!   IptablesSnatRule, IptablesDnatRule) as `kube::CustomResource`s, and [`v1::crds`];
+//!   IptablesSnatRule, IptablesDnatRule, and IP: an address in use) as
+//!   `kube::CustomResource`s, and [`v1::crds`];
 //! - [`ipam`] — Kube-OVN's address arithmetic: `cidrBlock` and `excludeIps` parsing,
 //!   default gateways, available-address counts;
 //! - [`simulator`] — a fake kube-ovn-controller for mNi's API server and tests: it fills in

@@ -3,7 +3,7 @@
 //! mNi's API server stores `kubeovn.io/v1` objects but nothing realises them. The simulator
 //! plays kube-ovn-controller for the subset in [`crate::v1`], as a plain kube-rs client (so
 //! it works against any API server): it installs the subset's CRDs if they are absent,
-//! watches the six kinds, and on any change runs one level-triggered pass that lists them
+//! watches the seven kinds, and on any change runs one level-triggered pass that lists them
 //! all, computes what Kube-OVN would report (`desired`, pure and unit-tested) and writes
 //! only the differences as JSON merge patches — spec defaults on the object, everything
 //! else on the `status` subresource. A converged cluster sees no writes. Conflicts and
@@ -18,8 +18,9 @@
 //!   `provider: ovn`, `gateway`: the first address of each CIDR, `gatewayType:
 //!   distributed`, `vpc: ovn-cluster`); `Validated`; `Ready=True` once its VPC exists
 //!   (`Ready=False`, reason `VpcNotFound`, otherwise); `v4availableIPs`/`v6availableIPs`
-//!   and their ranges from the CIDR minus network/broadcast, gateway and `excludeIps`;
-//!   `*usingIPs` 0 (no pods).
+//!   and their ranges from the CIDR minus network/broadcast, gateway, `excludeIps` and the
+//!   addresses of the `IP` objects on the subnet, which `*usingIPs` count (the fake runs no
+//!   pods; `mni-kubevirt`'s simulator writes `IP`s for the VMs it places on a subnet).
 //! - **VpcNatGateway** — once its VPC and subnet exist and `lanIp` is in the subnet, the
 //!   status upstream writes after creating the gateway pod: `externalSubnets` (default
 //!   `ovn-vpc-external-network`), `selector`, `qosPolicy`. (Upstream's status has no
@@ -53,7 +54,7 @@ use tokio::sync::Notify;
 
 use crate::ipam::{self, Cidr};
 use crate::v1::{
-    IptablesDnatRule, IptablesEIP, IptablesSnatRule, Subnet, Vpc, VpcNatGateway, crds,
+    Ip, IptablesDnatRule, IptablesEIP, IptablesSnatRule, Subnet, Vpc, VpcNatGateway, crds,
 };
 use desired::{Kind, Settings, Snapshot, Write};
 
@@ -178,6 +179,7 @@ impl Simulator {
             watch::<IptablesEIP>(&self.client, &notify),
             watch::<IptablesSnatRule>(&self.client, &notify),
             watch::<IptablesDnatRule>(&self.client, &notify),
+            watch::<Ip>(&self.client, &notify),
         ]);
         tracing::info!(external_pool = %self.external_pool, "kube-ovn simulator started");
         let settings = Settings {
@@ -228,6 +230,7 @@ impl Simulator {
             eips: list(&self.client).await?,
             snats: list(&self.client).await?,
             dnats: list(&self.client).await?,
+            ips: list(&self.client).await?,
         };
         let now = Time(k8s_openapi::jiff::Timestamp::now());
         let mut failed = None;

@@ -1,12 +1,13 @@
 //! `kubeovn.io/v1`: mNi's subset of Kube-OVN's API, as `kube::CustomResource` types.
 //!
-//! Six cluster-scoped kinds, each with a `status` subresource:
+//! Seven cluster-scoped kinds, all but [`Ip`] with a `status` subresource:
 //!
 //! - [`Vpc`] — a logical router with its static and policy routes;
 //! - [`Subnet`] — a logical switch in a VPC, with its CIDR block(s), gateway and exclusions;
 //! - [`VpcNatGateway`] — the NAT gateway pod of a VPC (`vpc-nat-gw-<name>` upstream);
 //! - [`IptablesEIP`] — an external address on a NAT gateway;
-//! - [`IptablesSnatRule`] and [`IptablesDnatRule`] — SNAT and DNAT through an EIP.
+//! - [`IptablesSnatRule`] and [`IptablesDnatRule`] — SNAT and DNAT through an EIP;
+//! - [`Ip`] — an address in use by a pod or VM (what a Subnet's `v4usingIPs` counts).
 //!
 //! Field names, JSON types and printer columns follow the upstream CRDs of Kube-OVN 1.16
 //! (`charts/kube-ovn-v2/crds/kube-ovn-crd.yaml`), including their irregular spellings
@@ -21,6 +22,7 @@
 //! (with `lastUpdateTime`), not `metav1.Condition`.
 
 mod condition;
+mod ip;
 mod nat;
 mod subnet;
 mod vpc;
@@ -32,6 +34,7 @@ pub use condition::{
     Condition, ERROR, READY, STATUS_FALSE, STATUS_TRUE, STATUS_UNKNOWN, VALIDATED, find_condition,
     is_condition_true,
 };
+pub use ip::{Ip, IpSpec};
 pub use nat::{
     EIP_V4_IP_LABEL, IptablesDnatRule, IptablesDnatRuleSpec, IptablesDnatRuleStatus, IptablesEIP,
     IptablesEIPSpec, IptablesEIPStatus, IptablesSnatRule, IptablesSnatRuleSpec,
@@ -48,7 +51,7 @@ pub const GROUP: &str = "kubeovn.io";
 pub const VERSION: &str = "v1";
 
 /// The CRDs of the subset, in dependency order: `vpcs`, `subnets`, `vpc-nat-gateways`,
-/// `iptables-eips`, `iptables-snat-rules`, `iptables-dnat-rules` (all `.kubeovn.io`).
+/// `iptables-eips`, `iptables-snat-rules`, `iptables-dnat-rules`, `ips` (all `.kubeovn.io`).
 pub fn crds() -> Vec<CustomResourceDefinition> {
     vec![
         Vpc::crd(),
@@ -57,6 +60,7 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
         IptablesEIP::crd(),
         IptablesSnatRule::crd(),
         IptablesDnatRule::crd(),
+        Ip::crd(),
     ]
 }
 
@@ -118,7 +122,14 @@ mod tests {
                 "dnat",
             ),
         ];
-        assert_eq!(crds().len(), expected.len());
+        // And `ips`: no status subresource upstream.
+        assert_eq!(crds().len(), expected.len() + 1);
+        let ip = crd_json("ips.kubeovn.io");
+        assert_eq!(ip["spec"]["scope"], "Cluster");
+        assert_eq!(ip["spec"]["names"]["kind"], "IP");
+        assert_eq!(ip["spec"]["names"]["shortNames"], json!(["ip"]));
+        let names: Vec<String> = columns(&ip).into_iter().map(|c| c.0).collect();
+        assert_eq!(names, ["V4IP", "V6IP", "Mac", "Node", "Subnet"]);
         for (name, kind, singular, short) in expected {
             let crd = crd_json(name);
             let spec = &crd["spec"];

@@ -14,10 +14,10 @@ use serde_json::{Map, Value, json};
 
 use crate::ipam::{self, Cidr, IpRange};
 use crate::v1::{
-    Condition, EIP_V4_IP_LABEL, GatewayType, IptablesDnatRule, IptablesDnatRuleStatus, IptablesEIP,
-    IptablesEIPStatus, IptablesSnatRule, IptablesSnatRuleStatus, READY, STATUS_FALSE, STATUS_TRUE,
-    SUBNET_NAME_LABEL, Subnet, SubnetStatus, VALIDATED, VPC_NAT_GATEWAY_NAME_LABEL, Vpc,
-    VpcNatGateway, VpcNatGatewayStatus, VpcStatus,
+    Condition, EIP_V4_IP_LABEL, GatewayType, Ip, IptablesDnatRule, IptablesDnatRuleStatus,
+    IptablesEIP, IptablesEIPStatus, IptablesSnatRule, IptablesSnatRuleStatus, READY, STATUS_FALSE,
+    STATUS_TRUE, SUBNET_NAME_LABEL, Subnet, SubnetStatus, VALIDATED, VPC_NAT_GATEWAY_NAME_LABEL,
+    Vpc, VpcNatGateway, VpcNatGatewayStatus, VpcStatus,
 };
 
 /// The VPC a Subnet without `spec.vpc` belongs to.
@@ -38,6 +38,9 @@ pub(crate) struct Snapshot {
     pub(crate) eips: Vec<IptablesEIP>,
     pub(crate) snats: Vec<IptablesSnatRule>,
     pub(crate) dnats: Vec<IptablesDnatRule>,
+    /// The addresses in use (`ips.kubeovn.io`), written by whatever plays kube-ovn-controller
+    /// for pods and VMs (e.g. `mni-kubevirt`'s simulator).
+    pub(crate) ips: Vec<Ip>,
 }
 
 /// The kinds the fake controller writes.
@@ -89,7 +92,7 @@ pub(crate) fn plan(snapshot: &Snapshot, settings: &Settings, now: &Time) -> Vec<
                 patch,
             });
         }
-        let desired = subnet_status(subnet, &vpcs, now);
+        let desired = subnet_status(subnet, &vpcs, &snapshot.ips, now);
         push_status(
             &mut writes,
             Kind::Subnet,
@@ -264,11 +267,22 @@ fn subnet_spec_defaults(subnet: &Subnet) -> Option<Value> {
 }
 
 /// A subnet's status: `Validated` from its spec, `Ready` once its VPC exists, and the
-/// address counts (nothing in use: the fake runs no pods).
-fn subnet_status(subnet: &Subnet, vpcs: &BTreeMap<&str, &Vpc>, now: &Time) -> SubnetStatus {
+/// address counts (in use: the addresses of the `IP` objects on the subnet).
+fn subnet_status(
+    subnet: &Subnet,
+    vpcs: &BTreeMap<&str, &Vpc>,
+    ips: &[Ip],
+    now: &Time,
+) -> SubnetStatus {
     let existing = subnet.status.as_ref().map(|s| s.conditions.as_slice());
     let mut status = SubnetStatus::default();
-    let addresses = match ipam::subnet_addresses(&subnet.spec, &BTreeSet::new()) {
+    let name = subnet.name_any();
+    let in_use: BTreeSet<IpAddr> = ips
+        .iter()
+        .filter(|ip| ip.spec.subnet == name)
+        .flat_map(Ip::addresses)
+        .collect();
+    let addresses = match ipam::subnet_addresses(&subnet.spec, &in_use) {
         Ok(a) => a,
         Err(error) => {
             let message = error.to_string();
@@ -331,6 +345,31 @@ fn subnet_status(subnet: &Subnet, vpcs: &BTreeMap<&str, &Vpc>, now: &Time) -> Su
         subnet,
         now,
     );
+    for (cidr, using, range) in [
+        (
+            addresses.v4.cidr,
+            &mut status.v4using_ips,
+            &mut status.v4using_ip_range,
+        ),
+        (
+            addresses.v6.cidr,
+            &mut status.v6using_ips,
+            &mut status.v6using_ip_range,
+        ),
+    ] {
+        let Some(cidr) = cidr else { continue };
+        let used: Vec<IpAddr> = in_use
+            .iter()
+            .copied()
+            .filter(|ip| cidr.contains(*ip))
+            .collect();
+        *using = count(used.len() as u128);
+        *range = used
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(",");
+    }
     status.v4available_ips = count(addresses.v4.available);
     status.v6available_ips = count(addresses.v6.available);
     status.v4available_ip_range = addresses.v4.available_range;

@@ -248,6 +248,7 @@ fn subnet_without_vpc_belongs_to_the_default_vpc_and_bad_cidr_is_not_validated()
 fn nat_world() -> Snapshot {
     Snapshot {
         vpcs: vec![vpc("tenant-a")],
+        ips: Vec::new(),
         subnets: vec![subnet("net", "tenant-a", "10.0.1.0/24", &[])],
         gateways: vec![gateway("gw", "tenant-a", "net", "10.0.1.254")],
         eips: vec![
@@ -462,4 +463,41 @@ fn rules_on_a_missing_eip_say_so() {
     .expect("Ready");
     assert_eq!(cond.reason.as_deref(), Some("EipNotFound"));
     assert!(cond.message.as_deref().unwrap_or("").contains("\"eip-a\""));
+}
+
+#[test]
+fn ip_objects_on_a_subnet_are_in_use() {
+    let ip = |name: &str, subnet: &str, v4: &str| {
+        crate::v1::Ip::new(
+            name,
+            crate::v1::IpSpec {
+                pod_name: name.into(),
+                namespace: "ns".into(),
+                subnet: subnet.into(),
+                v4_ip_address: v4.into(),
+                ip_address: v4.into(),
+                ..Default::default()
+            },
+        )
+    };
+    let mut s = Snapshot {
+        vpcs: vec![vpc("tenant-a")],
+        subnets: vec![subnet("net", "tenant-a", "10.0.1.0/24", &[])],
+        ips: vec![
+            ip("vm-a.ns", "net", "10.0.1.2"),
+            ip("vm-b.ns", "net", "10.0.1.7"),
+            ip("elsewhere.ns", "other", "10.0.1.3"),
+        ],
+        ..Snapshot::default()
+    };
+    converge(&mut s);
+    let status = s.subnets[0].status.clone().expect("status");
+    assert_eq!(status.v4using_ips, 2.0);
+    assert_eq!(status.v4using_ip_range, "10.0.1.2,10.0.1.7");
+    // 254 usable − gateway − 2 in use.
+    assert_eq!(status.v4available_ips, 251.0);
+    assert_eq!(
+        status.v4available_ip_range,
+        "10.0.1.3-10.0.1.6,10.0.1.8-10.0.1.254"
+    );
 }
