@@ -49,7 +49,7 @@ pub(crate) fn hpa_v2_to_v1(mut obj: Value) -> Value {
                 Some(pct) if !spec.contains_key("targetCPUUtilizationPercentage") => {
                     spec.insert("targetCPUUtilizationPercentage".into(), pct);
                 }
-                _ => other.push(metric_spec_to_v1(&m)),
+                _ => other.push(metric_to_v1(&m, Part::Target)),
             }
         }
         if !other.is_empty() {
@@ -66,7 +66,10 @@ pub(crate) fn hpa_v2_to_v1(mut obj: Value) -> Value {
                 status.insert("currentCPUUtilizationPercentage".into(), pct);
             }
             if !current.is_empty() {
-                let v1: Vec<Value> = current.iter().map(metric_status_to_v1).collect();
+                let v1: Vec<Value> = current
+                    .iter()
+                    .map(|m| metric_to_v1(m, Part::Current))
+                    .collect();
                 notes.push((CURRENT_METRICS_ANNOTATION, Value::Array(v1)));
             }
         }
@@ -117,7 +120,7 @@ pub(crate) fn hpa_v1_to_v2(mut obj: Value) -> Value {
     if let Some(Value::Object(spec)) = o.get_mut("spec") {
         // As upstream: the metrics v1 cannot express first, then the CPU target.
         let mut metrics: Vec<Value> = match other_metrics {
-            Some(Value::Array(m)) => m.iter().map(metric_spec_to_v2).collect(),
+            Some(Value::Array(m)) => m.iter().map(|m| metric_to_v2(m, Part::Target)).collect(),
             _ => Vec::new(),
         };
         if let Some(pct) = spec.remove("targetCPUUtilizationPercentage")
@@ -140,7 +143,7 @@ pub(crate) fn hpa_v1_to_v2(mut obj: Value) -> Value {
             .remove("currentCPUUtilizationPercentage")
             .filter(|v| !v.is_null());
         let current: Vec<Value> = match current_metrics {
-            Some(Value::Array(m)) => m.iter().map(metric_status_to_v2).collect(),
+            Some(Value::Array(m)) => m.iter().map(|m| metric_to_v2(m, Part::Current)).collect(),
             _ => cpu
                 .map(|pct| {
                     vec![json!({
@@ -201,295 +204,119 @@ fn source_field(kind: &str) -> &'static str {
     }
 }
 
-/// A v2 MetricSpec as the v1 metric spec upstream keeps in the metrics annotation.
-fn metric_spec_to_v1(m: &Value) -> Value {
+/// Whether a metric is converted as a spec (its `target`) or a status (its `current`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Target,
+    Current,
+}
+
+impl Part {
+    /// The v2 field holding the values.
+    fn field(self) -> &'static str {
+        match self {
+            Part::Target => "target",
+            Part::Current => "current",
+        }
+    }
+}
+
+/// `(v2 field, v1 field)` pairs of the values of one metric source, for a spec or a status.
+fn value_names(kind: &str, part: Part) -> Vec<(&'static str, String)> {
+    let p = part.field();
+    match kind {
+        "Object" => vec![
+            ("value", format!("{p}Value")),
+            ("averageValue", "averageValue".into()),
+        ],
+        "Pods" => vec![("averageValue", format!("{p}AverageValue"))],
+        "External" => vec![
+            ("value", format!("{p}Value")),
+            ("averageValue", format!("{p}AverageValue")),
+        ],
+        _ => vec![
+            ("averageUtilization", format!("{p}AverageUtilization")),
+            ("averageValue", format!("{p}AverageValue")),
+        ],
+    }
+}
+
+/// `(v2 field of the source or its metric, v1 field)` pairs naming what a metric measures.
+fn identity_names(kind: &str) -> (&'static [(&'static str, &'static str)], bool) {
+    match kind {
+        // (pairs, whether the v2 side is under `metric`)
+        "Object" => (&[("name", "metricName"), ("selector", "selector")], true),
+        "Pods" => (&[("name", "metricName"), ("selector", "selector")], true),
+        "External" => (
+            &[("name", "metricName"), ("selector", "metricSelector")],
+            true,
+        ),
+        _ => (&[("name", "name"), ("container", "container")], false),
+    }
+}
+
+/// A v2 MetricSpec (`Part::Target`) or MetricStatus (`Part::Current`) as the v1 form upstream
+/// keeps in the metrics or current-metrics annotation.
+fn metric_to_v1(m: &Value, part: Part) -> Value {
     let kind = m.get("type").and_then(Value::as_str).unwrap_or("Resource");
     let field = source_field(kind);
     let src = m.get(field);
-    let target = src.and_then(|s| s.get("target"));
-    let metric = src.and_then(|s| s.get("metric"));
     let mut out = Map::new();
-    match kind {
-        "Object" => {
-            copy(src, &mut out, &[("describedObject", "target")]);
-            copy(
-                metric,
-                &mut out,
-                &[("name", "metricName"), ("selector", "selector")],
-            );
-            copy(
-                target,
-                &mut out,
-                &[("value", "targetValue"), ("averageValue", "averageValue")],
-            );
-        }
-        "Pods" => {
-            copy(
-                metric,
-                &mut out,
-                &[("name", "metricName"), ("selector", "selector")],
-            );
-            copy(target, &mut out, &[("averageValue", "targetAverageValue")]);
-        }
-        "External" => {
-            copy(
-                metric,
-                &mut out,
-                &[("name", "metricName"), ("selector", "metricSelector")],
-            );
-            copy(
-                target,
-                &mut out,
-                &[
-                    ("value", "targetValue"),
-                    ("averageValue", "targetAverageValue"),
-                ],
-            );
-        }
-        _ => {
-            copy(
-                src,
-                &mut out,
-                &[("name", "name"), ("container", "container")],
-            );
-            copy(
-                target,
-                &mut out,
-                &[
-                    ("averageUtilization", "targetAverageUtilization"),
-                    ("averageValue", "targetAverageValue"),
-                ],
-            );
-        }
+    if kind == "Object" {
+        copy(src, &mut out, &[("describedObject", "target")]);
+    }
+    let (ids, under_metric) = identity_names(kind);
+    let id_src = if under_metric {
+        src.and_then(|s| s.get("metric"))
+    } else {
+        src
+    };
+    copy(id_src, &mut out, ids);
+    let values = src.and_then(|s| s.get(part.field()));
+    for (v2, v1) in value_names(kind, part) {
+        copy(values, &mut out, &[(v2, v1.as_str())]);
     }
     json!({"type": kind, field: out})
 }
 
-/// A v1 metric spec from the metrics annotation as the v2 MetricSpec it stands for.
-fn metric_spec_to_v2(m: &Value) -> Value {
+/// A v1 metric from an annotation as the v2 MetricSpec or MetricStatus it stands for; a spec's
+/// target gets the type its values imply, as upstream's conversion picks it.
+fn metric_to_v2(m: &Value, part: Part) -> Value {
     let kind = m.get("type").and_then(Value::as_str).unwrap_or("Resource");
     let field = source_field(kind);
     let src = m.get(field);
     let mut out = Map::new();
+    if kind == "Object" {
+        copy(src, &mut out, &[("target", "describedObject")]);
+    }
+    let (ids, under_metric) = identity_names(kind);
+    let flipped: Vec<(&str, &str)> = ids.iter().map(|(a, b)| (*b, *a)).collect();
     let mut metric = Map::new();
-    let mut target = Map::new();
-    let has = |name: &str| src.and_then(|s| s.get(name)).is_some_and(|v| !v.is_null());
-    match kind {
-        "Object" => {
-            copy(src, &mut out, &[("target", "describedObject")]);
-            copy(
-                src,
-                &mut metric,
-                &[("metricName", "name"), ("selector", "selector")],
-            );
-            copy(
-                src,
-                &mut target,
-                &[("targetValue", "value"), ("averageValue", "averageValue")],
-            );
-            let ty = if has("averageValue") {
-                "AverageValue"
-            } else {
-                "Value"
-            };
-            target.insert("type".into(), ty.into());
-        }
-        "Pods" => {
-            copy(
-                src,
-                &mut metric,
-                &[("metricName", "name"), ("selector", "selector")],
-            );
-            copy(src, &mut target, &[("targetAverageValue", "averageValue")]);
-            target.insert("type".into(), "AverageValue".into());
-        }
-        "External" => {
-            copy(
-                src,
-                &mut metric,
-                &[("metricName", "name"), ("metricSelector", "selector")],
-            );
-            copy(
-                src,
-                &mut target,
-                &[
-                    ("targetValue", "value"),
-                    ("targetAverageValue", "averageValue"),
-                ],
-            );
-            let ty = if has("targetAverageValue") {
-                "AverageValue"
-            } else {
-                "Value"
-            };
-            target.insert("type".into(), ty.into());
-        }
-        _ => {
-            copy(
-                src,
-                &mut out,
-                &[("name", "name"), ("container", "container")],
-            );
-            copy(
-                src,
-                &mut target,
-                &[
-                    ("targetAverageUtilization", "averageUtilization"),
-                    ("targetAverageValue", "averageValue"),
-                ],
-            );
-            let ty = if has("targetAverageUtilization") {
-                "Utilization"
-            } else {
-                "AverageValue"
-            };
-            target.insert("type".into(), ty.into());
-        }
+    copy(
+        src,
+        if under_metric { &mut metric } else { &mut out },
+        &flipped,
+    );
+    let mut values = Map::new();
+    for (v2, v1) in value_names(kind, part) {
+        copy(src, &mut values, &[(v1.as_str(), v2)]);
+    }
+    if part == Part::Target {
+        let ty = if values.contains_key("averageUtilization") {
+            "Utilization"
+        } else if values.contains_key("averageValue")
+            || matches!(kind, "Pods" | "Resource" | "ContainerResource")
+        {
+            "AverageValue"
+        } else {
+            "Value"
+        };
+        values.insert("type".into(), ty.into());
     }
     if !metric.is_empty() {
         out.insert("metric".into(), Value::Object(metric));
     }
-    out.insert("target".into(), Value::Object(target));
-    json!({"type": kind, field: out})
-}
-
-/// A v2 MetricStatus as the v1 metric status upstream keeps in the current-metrics annotation.
-fn metric_status_to_v1(m: &Value) -> Value {
-    let kind = m.get("type").and_then(Value::as_str).unwrap_or("Resource");
-    let field = source_field(kind);
-    let src = m.get(field);
-    let current = src.and_then(|s| s.get("current"));
-    let metric = src.and_then(|s| s.get("metric"));
-    let mut out = Map::new();
-    match kind {
-        "Object" => {
-            copy(src, &mut out, &[("describedObject", "target")]);
-            copy(
-                metric,
-                &mut out,
-                &[("name", "metricName"), ("selector", "selector")],
-            );
-            copy(
-                current,
-                &mut out,
-                &[("value", "currentValue"), ("averageValue", "averageValue")],
-            );
-        }
-        "Pods" => {
-            copy(
-                metric,
-                &mut out,
-                &[("name", "metricName"), ("selector", "selector")],
-            );
-            copy(
-                current,
-                &mut out,
-                &[("averageValue", "currentAverageValue")],
-            );
-        }
-        "External" => {
-            copy(
-                metric,
-                &mut out,
-                &[("name", "metricName"), ("selector", "metricSelector")],
-            );
-            copy(
-                current,
-                &mut out,
-                &[
-                    ("value", "currentValue"),
-                    ("averageValue", "currentAverageValue"),
-                ],
-            );
-        }
-        _ => {
-            copy(
-                src,
-                &mut out,
-                &[("name", "name"), ("container", "container")],
-            );
-            copy(
-                current,
-                &mut out,
-                &[
-                    ("averageUtilization", "currentAverageUtilization"),
-                    ("averageValue", "currentAverageValue"),
-                ],
-            );
-        }
-    }
-    json!({"type": kind, field: out})
-}
-
-/// A v1 metric status from the current-metrics annotation as the v2 MetricStatus.
-fn metric_status_to_v2(m: &Value) -> Value {
-    let kind = m.get("type").and_then(Value::as_str).unwrap_or("Resource");
-    let field = source_field(kind);
-    let src = m.get(field);
-    let mut out = Map::new();
-    let mut metric = Map::new();
-    let mut current = Map::new();
-    match kind {
-        "Object" => {
-            copy(src, &mut out, &[("target", "describedObject")]);
-            copy(
-                src,
-                &mut metric,
-                &[("metricName", "name"), ("selector", "selector")],
-            );
-            copy(
-                src,
-                &mut current,
-                &[("currentValue", "value"), ("averageValue", "averageValue")],
-            );
-        }
-        "Pods" => {
-            copy(
-                src,
-                &mut metric,
-                &[("metricName", "name"), ("selector", "selector")],
-            );
-            copy(
-                src,
-                &mut current,
-                &[("currentAverageValue", "averageValue")],
-            );
-        }
-        "External" => {
-            copy(
-                src,
-                &mut metric,
-                &[("metricName", "name"), ("metricSelector", "selector")],
-            );
-            copy(
-                src,
-                &mut current,
-                &[
-                    ("currentValue", "value"),
-                    ("currentAverageValue", "averageValue"),
-                ],
-            );
-        }
-        _ => {
-            copy(
-                src,
-                &mut out,
-                &[("name", "name"), ("container", "container")],
-            );
-            copy(
-                src,
-                &mut current,
-                &[
-                    ("currentAverageUtilization", "averageUtilization"),
-                    ("currentAverageValue", "averageValue"),
-                ],
-            );
-        }
-    }
-    if !metric.is_empty() {
-        out.insert("metric".into(), Value::Object(metric));
-    }
-    out.insert("current".into(), Value::Object(current));
+    out.insert(part.field().into(), Value::Object(values));
     json!({"type": kind, field: out})
 }
 

@@ -1,5 +1,5 @@
 //! Kubernetes quantities (`500m`, `2`, `1Gi`, `64G`, `1e3`) as plain numbers, for the
-//! simulated scheduler's comparisons.
+//! simulated scheduler's comparisons: parsed by [`mni_formats::quantity`].
 
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
@@ -11,39 +11,19 @@ pub(crate) enum Error {
     Invalid(String),
 }
 
-/// The quantity's value, in base units (cores, bytes), as a float.
+/// The quantity's value, in base units (cores, bytes), as a float; negative quantities are
+/// refused (nothing a VM asks for can be).
 pub(crate) fn value(q: &Quantity) -> Result<f64, Error> {
     let text = q.0.trim();
-    let invalid = || Error::Invalid(text.to_string());
-    let suffixes: [(&str, f64); 15] = [
-        ("Ki", 1024.0),
-        ("Mi", 1024.0_f64.powi(2)),
-        ("Gi", 1024.0_f64.powi(3)),
-        ("Ti", 1024.0_f64.powi(4)),
-        ("Pi", 1024.0_f64.powi(5)),
-        ("Ei", 1024.0_f64.powi(6)),
-        ("n", 1e-9),
-        ("u", 1e-6),
-        ("m", 1e-3),
-        ("k", 1e3),
-        ("M", 1e6),
-        ("G", 1e9),
-        ("T", 1e12),
-        ("P", 1e15),
-        ("E", 1e18),
-    ];
-    let (number, factor) = suffixes
-        .iter()
-        .find_map(|(s, f)| text.strip_suffix(s).map(|n| (n, *f)))
-        .unwrap_or((text, 1.0));
-    if number.is_empty() || number.starts_with('-') {
-        return Err(invalid());
+    let parsed: mni_formats::quantity::Quantity =
+        text.parse().map_err(|_| Error::Invalid(text.to_string()))?;
+    if parsed.nanos() < 0 {
+        return Err(Error::Invalid(text.to_string()));
     }
-    let n: f64 = number.parse().map_err(|_| invalid())?;
-    if !n.is_finite() {
-        return Err(invalid());
-    }
-    Ok(n * factor)
+    // Nano-units to units; exact for every size a VM asks for.
+    #[allow(clippy::cast_precision_loss)]
+    let units = parsed.nanos() as f64 / 1e9;
+    Ok(units)
 }
 
 #[cfg(test)]

@@ -162,32 +162,11 @@ fn is_default(c: &StorageClass) -> bool {
         .is_some_and(|v| v == "true")
 }
 
-/// A quantity in bytes (binary and decimal suffixes; 0 when unreadable).
+/// A quantity in bytes (0 when unreadable or negative).
 fn bytes(q: Option<&Quantity>) -> u128 {
-    let Some(q) = q else { return 0 };
-    let s = q.0.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, suffix) = s.split_at(split);
-    let n: f64 = num.parse().unwrap_or(0.0);
-    let scale: f64 = match suffix {
-        "Ki" => 1024.0,
-        "Mi" => 1024f64.powi(2),
-        "Gi" => 1024f64.powi(3),
-        "Ti" => 1024f64.powi(4),
-        "Pi" => 1024f64.powi(5),
-        "k" => 1e3,
-        "M" => 1e6,
-        "G" => 1e9,
-        "T" => 1e12,
-        "P" => 1e15,
-        _ => 1.0,
-    };
-    // Volumes are far below 2^128 bytes.
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let b = (n * scale) as u128;
-    b
+    q.and_then(|q| q.0.trim().parse::<mni_formats::quantity::Quantity>().ok())
+        .and_then(|q| u128::try_from(q.units()).ok())
+        .unwrap_or(0)
 }
 
 fn requested(pvc: &PersistentVolumeClaim) -> Option<&Quantity> {
