@@ -869,6 +869,24 @@ fn generally_available_built_in_kinds_through_kubectl() {
         services.lines().any(|l| l.starts_with("v1. ")),
         "{services}"
     );
+    let cs = dev.kubectl(&["get", "componentstatuses"]);
+    let (out, err) = (
+        String::from_utf8_lossy(&cs.stdout),
+        String::from_utf8_lossy(&cs.stderr),
+    );
+    assert!(cs.status.success(), "{err}");
+    let etcd = out
+        .lines()
+        .find(|l| l.starts_with("etcd-0"))
+        .unwrap_or_default();
+    assert!(
+        out.starts_with("NAME") && etcd.contains("Healthy") && etcd.contains("ok"),
+        "{out}"
+    );
+    assert!(
+        err.contains("v1 ComponentStatus is deprecated in v1.19+"),
+        "{err}"
+    );
     let flows = dev.ok(&["get", "flowschemas"]);
     assert!(
         flows.contains("catch-all") && flows.contains("ByUser") && flows.contains("10000"),

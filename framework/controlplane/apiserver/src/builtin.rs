@@ -352,6 +352,7 @@ stored!(
     CSR: certificates::v1::CertificateSigningRequest,
     VALIDATING_POLICY: admissionregistration::v1::ValidatingAdmissionPolicy,
     VALIDATING_POLICY_BINDING: admissionregistration::v1::ValidatingAdmissionPolicyBinding,
+    COMPONENT_STATUS: core::v1::ComponentStatus,
     FLOW_SCHEMA: flowcontrol::v1::FlowSchema,
     PRIORITY_LEVEL: flowcontrol::v1::PriorityLevelConfiguration,
 );
@@ -531,6 +532,11 @@ pub(crate) fn resources() -> Vec<ResourceInfo> {
     }
     let mut pdb = info::<policy::v1::PodDisruptionBudget>(&PDB, extra(&["pdb"], true));
     pdb.generation = true;
+    // Computed on each read (handlers::components), never stored.
+    let mut component_status =
+        info::<core::v1::ComponentStatus>(&COMPONENT_STATUS, extra(&["cs"], false));
+    component_status.storage_prefix = "/virtual/componentstatuses".into();
+    component_status.verbs = &["get", "list"];
     // Served after v2, so that v2 is the group's preferred version.
     let mut hpa_v1 =
         info::<autoscaling::v1::HorizontalPodAutoscaler>(&HPA_V1, workload(&["hpa"], false));
@@ -562,6 +568,7 @@ pub(crate) fn resources() -> Vec<ResourceInfo> {
         info::<core::v1::LimitRange>(&LIMIT_RANGE, extra(&["limits"], false)),
         info::<core::v1::Node>(&NODE, extra(&["no"], true)),
         info::<core::v1::PodTemplate>(&POD_TEMPLATE, extra(&[], false)),
+        component_status,
         rc,
         info::<apps::v1::ControllerRevision>(&CONTROLLER_REVISION, extra(&[], false)),
         info::<batch::v1::Job>(&JOB, workload(&[], false)),

@@ -4,10 +4,12 @@
 //! [`State`](crate::state::State) layer and shapes the answer: `read` (get), `list`, `watch`,
 //! `create`, `update` (put and patch, server-side apply included), `delete` (delete and
 //! deletecollection), `subresources` (what `scale` adds), `reviews` (the computed endpoints:
-//! TokenRequest and the access and token reviews) and `discovery` (version, discovery and
-//! OpenAPI documents). Handlers depend on the state layer and the helper modules, never on the
-//! server that routes to them, nor on each other except through `subresources`.
+//! TokenRequest and the access and token reviews), `components` (the computed, read-only
+//! ComponentStatuses) and `discovery` (version, discovery and OpenAPI documents). Handlers
+//! depend on the state layer and the helper modules, never on the server that routes to them,
+//! nor on each other except through `subresources`.
 
+pub(crate) mod components;
 pub(crate) mod create;
 pub(crate) mod delete;
 pub(crate) mod discovery;

@@ -454,6 +454,9 @@ async fn handle(state: Arc<State>, req: Request) -> ApiResult<Response> {
         Route::Resource(target) => target,
         discovery => return handlers::discovery::serve(&state, &discovery, &headers),
     };
+    if let Some(resp) = handlers::components::handle(&state, &target, &method, &query, &headers)? {
+        return Ok(resp);
+    }
     if let Some(reply) =
         handlers::reviews::handle(&state, &target, &method, &user, &headers, &body).await?
     {

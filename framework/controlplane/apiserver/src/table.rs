@@ -362,8 +362,9 @@ fn builtin_row(kind: &str, o: &Value) -> (Vec<Column>, Vec<Value>) {
 }
 
 /// True if a built-in kind's columns place AGE themselves.
-fn places_age(cols: &[Column]) -> bool {
-    cols.iter().any(|c| c.name == "Age")
+/// Whether the kind's columns place AGE themselves (or, as ComponentStatus, have none).
+fn places_age(kind: &str, cols: &[Column]) -> bool {
+    kind == "ComponentStatus" || cols.iter().any(|c| c.name == "Age")
 }
 
 /// The NAME cell: a default StorageClass is marked `(default)`, as upstream's printer does.
@@ -416,7 +417,7 @@ pub(crate) fn table(info: &ResourceInfo, items: &[Value], metadata: Value, q: &Q
             }
         } else {
             let (cols, values) = builtin_row(kind, o);
-            has_age = places_age(&cols);
+            has_age = places_age(kind, &cols);
             cells.extend(values);
             extra_defs = cols
                 .iter()
@@ -448,7 +449,7 @@ pub(crate) fn table(info: &ResourceInfo, items: &[Value], metadata: Value, q: &Q
         for c in &custom_cols {
             defs.push(json!({"name": c.name, "type": c.type_, "format": c.format, "description": c.description, "priority": c.priority}));
         }
-        if custom_cols.is_empty() && !places_age(&cols) {
+        if custom_cols.is_empty() && !places_age(&info.kind, &cols) {
             defs.push(json!({"name": "Age", "type": "string", "format": "", "description": "", "priority": 0}));
         }
     }

@@ -2173,6 +2173,36 @@ pub(crate) static CORE_V1_CLUSTER_TRUST_BUNDLE_PROJECTION: Definition = Definiti
     )],
 };
 
+/// `io.k8s.api.core.v1.ComponentCondition`.
+pub(crate) static CORE_V1_COMPONENT_CONDITION: Definition = Definition {
+    name: "io.k8s.api.core.v1.ComponentCondition",
+    kinds: &[],
+    map_type: None,
+    fields: &[],
+};
+
+/// `io.k8s.api.core.v1.ComponentStatus`.
+pub(crate) static CORE_V1_COMPONENT_STATUS: Definition = Definition {
+    name: "io.k8s.api.core.v1.ComponentStatus",
+    kinds: &[GroupVersionKind {
+        group: "",
+        version: "v1",
+        kind: "ComponentStatus",
+    }],
+    map_type: None,
+    fields: &[
+        Field::new(
+            "conditions",
+            Shape::List,
+            Some(&CORE_V1_COMPONENT_CONDITION),
+        )
+        .patch_strategy("merge")
+        .patch_merge_key("type")
+        .list_type(ListType::Map, &["type"]),
+        Field::new("metadata", Shape::Value, Some(&META_V1_OBJECT_META)),
+    ],
+};
+
 /// `io.k8s.api.core.v1.ConfigMap`.
 pub(crate) static CORE_V1_CONFIG_MAP: Definition = Definition {
     name: "io.k8s.api.core.v1.ConfigMap",
@@ -7486,6 +7516,8 @@ pub(crate) static DEFINITIONS: &[&Definition] = &[
     &CORE_V1_CINDER_VOLUME_SOURCE,
     &CORE_V1_CLIENT_IPCONFIG,
     &CORE_V1_CLUSTER_TRUST_BUNDLE_PROJECTION,
+    &CORE_V1_COMPONENT_CONDITION,
+    &CORE_V1_COMPONENT_STATUS,
     &CORE_V1_CONFIG_MAP,
     &CORE_V1_CONFIG_MAP_ENV_SOURCE,
     &CORE_V1_CONFIG_MAP_KEY_SELECTOR,
@@ -7835,6 +7867,14 @@ pub(crate) static KINDS: &[(GroupVersionKind, &Definition)] = &[
             kind: "Binding",
         },
         &CORE_V1_BINDING,
+    ),
+    (
+        GroupVersionKind {
+            group: "",
+            version: "v1",
+            kind: "ComponentStatus",
+        },
+        &CORE_V1_COMPONENT_STATUS,
     ),
     (
         GroupVersionKind {

@@ -469,6 +469,37 @@ pub(super) fn row(kind: &str, o: &Value) -> Option<(Vec<Column>, Vec<Value>)> {
                 ],
             )
         }
+        "ComponentStatus" => {
+            let healthy = o
+                .pointer("/conditions")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .find(|c| c["type"] == "Healthy");
+            let status = match healthy {
+                Some(c) if c["status"] == "True" => "Healthy",
+                Some(_) => "Unhealthy",
+                None => "Unknown",
+            };
+            let field = |k: &str| {
+                healthy
+                    .and_then(|c| c[k].as_str())
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            (
+                vec![
+                    col("Status", "string"),
+                    col("Message", "string"),
+                    col("Error", "string"),
+                ],
+                vec![
+                    json!(status),
+                    json!(field("message")),
+                    json!(field("error")),
+                ],
+            )
+        }
         "APIService" => {
             let available = o
                 .pointer("/status/conditions")

@@ -83,6 +83,7 @@ pub const ROOTS: &[(&str, &str, &[&str])] = &[
         "v1",
         &[
             "Binding",
+            "ComponentStatus",
             "ConfigMap",
             "Endpoints",
             "Event",
