@@ -143,6 +143,11 @@ async fn a_pod_quota_refuses_the_pod_too_many_and_tracks_usage() {
         used(&quotas.get("pods-quota").await.expect("quota"), "pods"),
         "1"
     );
+    pods.create(&PostParams::default(), &pod("e", json!({})))
+        .await
+        .expect("the last room");
+    let message = forbidden(pods.create(&dry, &pod("f", json!({}))).await);
+    assert!(message.contains("exceeded quota: pods-quota"), "{message}");
 }
 
 #[tokio::test]

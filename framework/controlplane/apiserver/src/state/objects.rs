@@ -247,6 +247,11 @@ impl State {
             crate::fields::track_update(info, None, &mut obj, &opts.manager, None);
         }
         let name = object::name(&obj).to_string();
+        // Checked on dry runs too; only a real write is charged (the lock is dropped unused).
+        let quota = match ns {
+            Some(ns) => self.admit_quota(info, ns, &obj, None).await?,
+            None => None,
+        };
         if opts.dry_run {
             if self
                 .store
@@ -260,10 +265,6 @@ impl State {
                 warnings,
             });
         }
-        let quota = match ns {
-            Some(ns) => self.admit_quota(info, ns, &obj, None).await?,
-            None => None,
-        };
         let mut stored = object::to_storage(info, obj);
         let kv = self
             .store
@@ -452,18 +453,18 @@ impl State {
                     warnings,
                 });
             }
-            if opts.dry_run {
-                return Ok(Written {
-                    object: next,
-                    warnings,
-                });
-            }
             let quota = match ns.filter(|_| info.namespaced) {
                 Some(ns) if target.subresource.is_none() || is_status_of_counted(info) => {
                     self.admit_quota(info, ns, &next, Some(&current)).await?
                 }
                 _ => None,
             };
+            if opts.dry_run {
+                return Ok(Written {
+                    object: next,
+                    warnings,
+                });
+            }
             let mut stored = object::to_storage(info, next);
             match self
                 .store
