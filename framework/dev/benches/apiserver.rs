@@ -11,9 +11,8 @@
 //! start with an empty and with a 10,000-object data directory. A missing `etcd` binary is
 //! reported and skipped, not an error.
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::process::{ExitCode, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -27,6 +26,7 @@ use http_body_util::{BodyExt as _, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
+use mni_bench::{Better, Mode, Report};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::{Child, Command};
@@ -37,25 +37,64 @@ const MNI_DEV: &str = env!("CARGO_BIN_EXE_mni-dev");
 /// Scratch space on the target directory's disk.
 const SCRATCH: &str = env!("CARGO_TARGET_TMPDIR");
 
-/// Runs per throughput figure (the median is reported).
-const RUNS: usize = 3;
-/// Upper bound on one throughput run; a run ends at its request count or here.
-const RUN_CAP: Duration = Duration::from_secs(4);
-/// Durable throughput: (concurrent clients, requests per run).
-const DURABLE: [(usize, usize); 3] = [(1, 2_000), (8, 10_000), (64, 20_000)];
-/// In-memory throughput: (concurrent clients, requests per run), sized like the 64-client
-/// durable runs: creates get slower as the store grows, so equal sizes keep them comparable.
-const MEMORY: (usize, usize) = (64, 20_000);
-/// Objects in the namespace for the LIST figure and the cold start with data.
-const LIST_OBJECTS: usize = 10_000;
-/// Timed LISTs (after one warm-up).
-const LISTS: usize = 10;
-/// Concurrent watchers.
-const WATCHERS: usize = 100;
-/// Timed writes the watchers must see (after one warm-up write).
-const WATCH_WRITES: usize = 200;
-/// Cold starts per figure.
-const COLD_STARTS: usize = 5;
+/// The sizes of one run: full ([`Sizes::FULL`]) or smoke ([`Sizes::SMOKE`], seconds long,
+/// for CI).
+#[derive(Debug)]
+struct Sizes {
+    /// Runs per throughput figure (the median is reported).
+    runs: usize,
+    /// Upper bound on one throughput run; a run ends at its request count or here.
+    run_cap: Duration,
+    /// Durable throughput: (concurrent clients, requests per run).
+    durable: [(usize, usize); 3],
+    /// In-memory throughput: (concurrent clients, requests per run), sized like the 64-client
+    /// durable runs: creates get slower as the store grows, so equal sizes keep them
+    /// comparable.
+    memory: (usize, usize),
+    /// Objects in the namespace for the LIST figure and the cold start with data.
+    list_objects: usize,
+    /// Timed LISTs (after one warm-up).
+    lists: usize,
+    /// Concurrent watchers.
+    watchers: usize,
+    /// Timed writes the watchers must see (after one warm-up write).
+    watch_writes: usize,
+    /// Cold starts per figure.
+    cold_starts: usize,
+}
+
+impl Sizes {
+    const FULL: Self = Self {
+        runs: 3,
+        run_cap: Duration::from_secs(4),
+        durable: [(1, 2_000), (8, 10_000), (64, 20_000)],
+        memory: (64, 20_000),
+        list_objects: 10_000,
+        lists: 10,
+        watchers: 100,
+        watch_writes: 200,
+        cold_starts: 5,
+    };
+    const SMOKE: Self = Self {
+        runs: 1,
+        run_cap: Duration::from_secs(4),
+        durable: [(1, 20), (8, 80), (64, 256)],
+        memory: (64, 256),
+        list_objects: 200,
+        lists: 2,
+        watchers: 5,
+        watch_writes: 10,
+        cold_starts: 1,
+    };
+}
+
+/// This run's sizes, set once in `main`.
+static SIZES: std::sync::OnceLock<&'static Sizes> = std::sync::OnceLock::new();
+
+fn sizes() -> &'static Sizes {
+    SIZES.get().copied().unwrap_or(&Sizes::FULL)
+}
+
 /// Bound on any single request.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(20);
 /// Bound on a server becoming ready.
@@ -117,12 +156,29 @@ fn http_client() -> Http {
         .build(connector)
 }
 
-/// mni-dev's admin bearer token, read from the kubeconfig it writes (etcd ignores the header).
-static TOKEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+/// Each `mni-dev` server's admin bearer token (read from the kubeconfig it writes), by its
+/// base URL. Every server started has tokens of its own; etcd gets no header (it refuses one
+/// it did not issue).
+static TOKENS: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
+
+/// The bearer token of the `mni-dev` server that `url` points at, if it is one.
+fn token_for(url: &str) -> Option<String> {
+    let tokens = TOKENS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    tokens
+        .iter()
+        .find(|(base, _)| {
+            url.strip_prefix(base.as_str()).is_some_and(|rest| {
+                rest.is_empty() || rest.starts_with('/') || rest.starts_with('?')
+            })
+        })
+        .map(|(_, token)| token.clone())
+}
 
 fn request(method: Method, url: &str, body: Vec<u8>) -> Result<Request<Full<Bytes>>> {
     let mut builder = Request::builder();
-    if let Some(token) = TOKEN.get() {
+    if let Some(token) = token_for(url) {
         builder = builder.header(http::header::AUTHORIZATION, format!("Bearer {token}"));
     }
     builder
@@ -281,7 +337,10 @@ async fn start_mni(dir: &Path, in_memory: bool) -> Result<(Proc, Duration)> {
         .lines()
         .find_map(|l| l.trim().strip_prefix("token: "))
         .context("no token in mni-dev's kubeconfig")?;
-    let _ = TOKEN.set(token.trim_matches(['"', '\'']).to_string());
+    TOKENS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push((url.clone(), token.trim_matches(['"', '\'']).to_string()));
     // Keep reading stdout so mni-dev's last line at shutdown does not hit a closed pipe.
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     Ok((Proc { child, url, log }, elapsed))
@@ -383,7 +442,7 @@ impl Load {
 }
 
 /// Creates objects `{prefix}{i}` for i < `total` with `clients` concurrent clients, stopping
-/// early at [`RUN_CAP`].
+/// early at the run cap ([`Sizes::run_cap`]).
 async fn load(
     http: &Http,
     kind: Kind,
@@ -394,7 +453,7 @@ async fn load(
 ) -> Load {
     let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
-    let deadline = started + RUN_CAP;
+    let deadline = started + sizes().run_cap;
     let mut tasks = Vec::with_capacity(clients);
     for _ in 0..clients {
         let (http, next) = (http.clone(), next.clone());
@@ -482,10 +541,17 @@ struct Figures {
     cold_first_write_ms: Option<f64>,
     cold_data_ms: Option<f64>,
     stop_ms: Option<f64>,
-    notes: Vec<String>,
+    log: Log,
 }
 
-/// Runs [`RUNS`] throughput runs on one server and returns the median rate.
+/// What went wrong (failures: the bench fails) and what is worth saying (notes).
+#[derive(Debug, Default)]
+struct Log {
+    notes: Vec<String>,
+    failures: Vec<String>,
+}
+
+/// Runs [`Sizes::runs`] throughput runs on one server and returns the median rate.
 async fn throughput(
     http: &Http,
     kind: Kind,
@@ -493,7 +559,7 @@ async fn throughput(
     tag: &str,
     clients: usize,
     total: usize,
-    notes: &mut Vec<String>,
+    log: &mut Log,
 ) -> Option<f64> {
     // Warm up connections and the server.
     let _ = load(
@@ -506,18 +572,19 @@ async fn throughput(
     )
     .await;
     let mut rates = Vec::new();
-    for run in 0..RUNS {
+    for run in 0..sizes().runs {
         let l = load(http, kind, base, &format!("{tag}-r{run}-"), clients, total).await;
         if let Some(e) = &l.first_error {
-            notes.push(format!(
+            log.failures.push(format!(
                 "{tag} run {run}: {} errors of {} requests; first: {e}",
                 l.errors,
                 l.ok + l.errors
             ));
         }
         if l.ok + l.errors < total {
-            notes.push(format!(
-                "{tag} run {run}: hit the {RUN_CAP:?} cap after {} of {total} requests",
+            log.notes.push(format!(
+                "{tag} run {run}: hit the {:?} cap after {} of {total} requests",
+                sizes().run_cap,
                 l.ok + l.errors
             ));
         }
@@ -662,7 +729,7 @@ async fn wait_count(counter: &AtomicUsize, target: usize, limit: Duration) -> bo
     true
 }
 
-/// Watch delivery: [`WATCHERS`] watchers, [`WATCH_WRITES`] sequential creates. Returns
+/// Watch delivery: [`Sizes::watchers`] watchers, [`Sizes::watch_writes`] sequential creates. Returns
 /// (p50, p99) from the POST being sent, (p50, p99) from its answer, and the number of events
 /// never delivered.
 async fn watch_latency(
@@ -677,7 +744,7 @@ async fn watch_latency(
     // Watch connections are long-lived: give them their own pool so writes never queue behind.
     let watch_http = http_client();
     let mut tasks = Vec::new();
-    for _ in 0..WATCHERS {
+    for _ in 0..sizes().watchers {
         let req = match kind {
             Kind::Mni => request(
                 Method::GET,
@@ -709,7 +776,7 @@ async fn watch_latency(
             req,
             kind,
             prefix.clone(),
-            WATCH_WRITES,
+            sizes().watch_writes,
             progress.clone(),
             stop_rx.clone(),
         )));
@@ -720,18 +787,19 @@ async fn watch_latency(
     if status != expect {
         bail!("POST {url}: {status}: {}", snippet(&bytes));
     }
-    if !wait_count(&progress.warm, WATCHERS, Duration::from_secs(20)).await {
+    if !wait_count(&progress.warm, sizes().watchers, Duration::from_secs(20)).await {
         let _ = stop_tx.send(true);
         bail!(
-            "only {} of {WATCHERS} watchers saw the warm-up event in 20 s",
-            progress.warm.load(Ordering::Relaxed)
+            "only {} of {} watchers saw the warm-up event in 20 s",
+            progress.warm.load(Ordering::Relaxed),
+            sizes().watchers
         );
     }
-    let mut sent = Vec::with_capacity(WATCH_WRITES + 1);
-    let mut answered = Vec::with_capacity(WATCH_WRITES + 1);
+    let mut sent = Vec::with_capacity(sizes().watch_writes + 1);
+    let mut answered = Vec::with_capacity(sizes().watch_writes + 1);
     sent.push(Instant::now());
     answered.push(Instant::now());
-    for i in 1..=WATCH_WRITES {
+    for i in 1..=sizes().watch_writes {
         let (url, body, expect) = create_request(kind, base, &format!("{prefix}{i}"));
         sent.push(Instant::now());
         let (status, bytes) = send(http, Method::POST, &url, body).await?;
@@ -741,12 +809,12 @@ async fn watch_latency(
             bail!("POST {url}: {status}: {}", snippet(&bytes));
         }
     }
-    wait_count(&progress.done, WATCHERS, Duration::from_secs(10)).await;
+    wait_count(&progress.done, sizes().watchers, Duration::from_secs(10)).await;
     let _ = stop_tx.send(true);
     let (mut from_send, mut from_reply, mut missed) = (Vec::new(), Vec::new(), 0);
     for task in tasks {
         let seen = task.await.map_err(|e| anyhow!("watcher task: {e}"))??;
-        for i in 1..=WATCH_WRITES {
+        for i in 1..=sizes().watch_writes {
             match seen.get(i).copied().flatten() {
                 Some(at) => {
                     from_send.push(ms(at.saturating_duration_since(sent[i])));
@@ -768,13 +836,13 @@ async fn watch_latency(
     ))
 }
 
-/// Fills the store with [`LIST_OBJECTS`] objects, then times [`LISTS`] full LISTs (etcd: a
+/// Fills the store with [`Sizes::list_objects`] objects, then times [`Sizes::lists`] full LISTs (etcd: a
 /// prefix range with values). Returns the median latency, and the items and bytes returned.
 async fn list_latency(http: &Http, kind: Kind, base: &str) -> Result<(f64, (usize, usize))> {
-    let l = load(http, kind, base, "list-", 64, LIST_OBJECTS).await;
-    if l.ok < LIST_OBJECTS {
+    let l = load(http, kind, base, "list-", 64, sizes().list_objects).await;
+    if l.ok < sizes().list_objects {
         // The fill may hit the run cap on a slow disk; finish it without a cap.
-        let mut missing = LIST_OBJECTS - l.ok;
+        let mut missing = sizes().list_objects - l.ok;
         let mut round = 0;
         while missing > 0 && round < 10 {
             let extra = load(http, kind, base, &format!("list-fill{round}-"), 64, missing).await;
@@ -815,7 +883,7 @@ async fn list_latency(http: &Http, kind: Kind, base: &str) -> Result<(f64, (usiz
         Kind::Etcd => value["kvs"].as_array().map_or(0, Vec::len),
     };
     let mut times = Vec::new();
-    for _ in 0..LISTS {
+    for _ in 0..sizes().lists {
         let started = Instant::now();
         let (status, _) = send(http, method.clone(), &url, body.clone()).await?;
         times.push(ms(started.elapsed()));
@@ -833,7 +901,7 @@ async fn cold_starts(
     seeded: Option<&Path>,
 ) -> Result<(f64, f64, f64, Option<f64>)> {
     let (mut ready, mut first_write, mut stops) = (Vec::new(), Vec::new(), Vec::new());
-    for i in 0..COLD_STARTS {
+    for i in 0..sizes().cold_starts {
         let dir = scratch_dir("cold-")?;
         let started = Instant::now();
         let (proc, elapsed) = start(kind, http, dir.path()).await?;
@@ -852,7 +920,7 @@ async fn cold_starts(
     let mut with_data = None;
     if let Some(seeded) = seeded {
         let mut times = Vec::new();
-        for _ in 0..COLD_STARTS {
+        for _ in 0..sizes().cold_starts {
             let (proc, elapsed) = start(kind, http, seeded).await?;
             times.push(ms(elapsed));
             proc.stop().await?;
@@ -875,7 +943,7 @@ fn name(kind: Kind) -> &'static str {
 }
 
 /// Durable throughput at one concurrency on a fresh server (and, at 64 clients, watch
-/// latency on the same server). Failures of single measurements are recorded as notes.
+/// latency on the same server). Failures of single measurements are recorded in the log.
 async fn measure_durable(
     http: &Http,
     kind: Kind,
@@ -888,38 +956,39 @@ async fn measure_durable(
     let dir = scratch_dir(&format!("{name}-c{clients}-"))?;
     let (proc, _) = start(kind, http, dir.path()).await?;
     let tag = format!("c{clients}");
-    let rate = throughput(http, kind, &proc.url, &tag, clients, total, &mut f.notes).await;
+    let rate = throughput(http, kind, &proc.url, &tag, clients, total, &mut f.log).await;
     f.durable.push((clients, rate));
     if clients == 64 {
-        eprintln!("{name}: watch latency, {WATCHERS} watchers");
+        eprintln!("{name}: watch latency, {} watchers", sizes().watchers);
         match watch_latency(http, kind, &proc.url).await {
             Ok((send, reply, missed)) => {
                 f.watch_send = Some(send);
                 f.watch_reply = Some(reply);
                 f.watch_missed = missed;
             }
-            Err(e) => f.notes.push(format!("watch: {e:#}")),
+            Err(e) => f.log.failures.push(format!("watch: {e:#}")),
         }
     }
     let log = proc.log.clone();
     match proc.stop().await {
-        Ok(took) if took > Duration::from_secs(1) => f.notes.push(format!(
+        Ok(took) if took > Duration::from_secs(1) => f.log.notes.push(format!(
             "{clients}-client server took {:.1}s from SIGTERM to exit",
             took.as_secs_f64()
         )),
         Ok(_) => {}
         Err(e) => f
-            .notes
+            .log
+            .failures
             .push(format!("stopping {name}: {e:#}; log: {}", log_tail(&log))),
     }
     Ok(())
 }
 
-/// LIST latency over a store filled with [`LIST_OBJECTS`] objects, then cold starts with an
+/// LIST latency over a store filled with [`Sizes::list_objects`] objects, then cold starts with an
 /// empty and with that data directory.
 async fn measure_seeded(http: &Http, kind: Kind, f: &mut Figures) -> Result<()> {
     let name = name(kind);
-    eprintln!("{name}: LIST of {LIST_OBJECTS}");
+    eprintln!("{name}: LIST of {}", sizes().list_objects);
     let seeded = scratch_dir(&format!("{name}-seeded-"))?;
     let (proc, _) = start(kind, http, seeded.path()).await?;
     match list_latency(http, kind, &proc.url).await {
@@ -927,7 +996,7 @@ async fn measure_seeded(http: &Http, kind: Kind, f: &mut Figures) -> Result<()> 
             f.list_ms = Some(latency);
             f.list_count = Some(count);
         }
-        Err(e) => f.notes.push(format!("list: {e:#}")),
+        Err(e) => f.log.failures.push(format!("list: {e:#}")),
     }
     proc.stop().await?;
     eprintln!("{name}: cold starts");
@@ -938,131 +1007,134 @@ async fn measure_seeded(http: &Http, kind: Kind, f: &mut Figures) -> Result<()> 
             f.cold_first_write_ms = Some(first);
             f.cold_data_ms = data;
         }
-        Err(e) => f.notes.push(format!("cold start: {e:#}")),
+        Err(e) => f.log.failures.push(format!("cold start: {e:#}")),
     }
     Ok(())
 }
 
-/// Drops the etcd figures (with a message) when one of its steps failed outright.
-fn etcd_step(etcd: &mut Option<Figures>, result: Result<()>) {
+/// Records an etcd step that failed outright (etcd is installed, so that is a failure of the
+/// bench) and drops the etcd figures.
+fn etcd_step(etcd: &mut Option<Figures>, failures: &mut Vec<String>, result: Result<()>) {
     if let Err(e) = result {
-        println!("etcd: failed: {e:#}");
+        failures.push(format!("etcd: {e:#}"));
         *etcd = None;
     }
 }
 
-fn cell(v: Option<f64>, decimals: usize) -> String {
-    v.map_or_else(|| "-".to_string(), |v| format!("{v:.decimals$}"))
-}
-
-fn ratio(a: Option<f64>, b: Option<f64>) -> String {
-    match (a, b) {
-        (Some(a), Some(b)) if a > 0.0 && b > 0.0 => format!("{:.2}x", a / b),
-        _ => "-".to_string(),
-    }
-}
-
-fn table(mni: &Figures, etcd: Option<&Figures>) -> String {
+/// The figures as the shared bench report, with etcd as the anchor.
+fn report(mode: Mode, mni: &Figures, etcd: Option<&Figures>, anchor: &str) -> Report {
+    let sz = sizes();
+    let mut r = Report::new("apiserver", mode);
     let e = |get: &dyn Fn(&Figures) -> Option<f64>| etcd.and_then(get);
-    let mut rows: Vec<(String, Option<f64>, Option<f64>, usize)> = Vec::new();
     for (i, (clients, rate)) in mni.durable.iter().enumerate() {
-        rows.push((
-            format!("durable creates/s, {clients} clients (median of {RUNS})"),
+        r.figure(
+            format!("durable creates, {clients} clients (median of {})", sz.runs),
+            "1/s",
             *rate,
-            e(&|f| f.durable.get(i).and_then(|d| d.1)),
-            0,
+            Better::Higher,
+        )
+        .anchor(anchor, e(&|f| f.durable.get(i).and_then(|d| d.1)));
+    }
+    r.figure(
+        format!(
+            "in-memory creates, {} clients (median of {})",
+            sz.memory.0, sz.runs
+        ),
+        "1/s",
+        mni.memory,
+        Better::Higher,
+    );
+    r.figure(
+        format!("LIST {} objects (p50 of {})", sz.list_objects, sz.lists),
+        "ms",
+        mni.list_ms,
+        Better::Lower,
+    )
+    .anchor(anchor, e(&|f| f.list_ms));
+    let watch = format!("{} watchers x {} writes", sz.watchers, sz.watch_writes);
+    r.figure(
+        format!("watch p50 from POST sent ({watch})"),
+        "ms",
+        mni.watch_send.map(|w| w.0),
+        Better::Lower,
+    )
+    .anchor(anchor, e(&|f| f.watch_send.map(|w| w.0)));
+    r.figure(
+        "watch p99 from POST sent",
+        "ms",
+        mni.watch_send.map(|w| w.1),
+        Better::Lower,
+    )
+    .anchor(anchor, e(&|f| f.watch_send.map(|w| w.1)));
+    r.figure(
+        format!("cold start to ready, empty (median of {})", sz.cold_starts),
+        "ms",
+        mni.cold_ms,
+        Better::Lower,
+    )
+    .anchor(anchor, e(&|f| f.cold_ms));
+    r.figure(
+        "cold start to first durable write",
+        "ms",
+        mni.cold_first_write_ms,
+        Better::Lower,
+    )
+    .anchor(anchor, e(&|f| f.cold_first_write_ms));
+    r.figure(
+        format!("cold start to ready, {} objects", sz.list_objects),
+        "ms",
+        mni.cold_data_ms,
+        Better::Lower,
+    )
+    .anchor(anchor, e(&|f| f.cold_data_ms));
+    r.figure(
+        "SIGTERM to exit after one write",
+        "ms",
+        mni.stop_ms,
+        Better::Lower,
+    )
+    .anchor(anchor, e(&|f| f.stop_ms));
+    // Where events went: watch answers before the POST's own answer are normal (negative).
+    if let Some((p50, p99)) = mni.watch_reply {
+        r.note(format!(
+            "mni-dev watch delivery from the POST's answer: p50 {p50:.2} ms, p99 {p99:.2} ms"
         ));
     }
-    rows.push((
-        format!(
-            "in-memory creates/s, {} clients (median of {RUNS})",
-            MEMORY.0
-        ),
-        mni.memory,
-        None,
-        0,
-    ));
-    rows.push((
-        format!("LIST {LIST_OBJECTS} objects, ms (p50 of {LISTS})"),
-        mni.list_ms,
-        e(&|f| f.list_ms),
-        1,
-    ));
-    rows.push((
-        format!("watch p50 ms from POST sent ({WATCHERS} w x {WATCH_WRITES})"),
-        mni.watch_send.map(|w| w.0),
-        e(&|f| f.watch_send.map(|w| w.0)),
-        2,
-    ));
-    rows.push((
-        "watch p99 ms from POST sent".to_string(),
-        mni.watch_send.map(|w| w.1),
-        e(&|f| f.watch_send.map(|w| w.1)),
-        2,
-    ));
-    rows.push((
-        "watch p50 ms from POST answered".to_string(),
-        mni.watch_reply.map(|w| w.0),
-        e(&|f| f.watch_reply.map(|w| w.0)),
-        2,
-    ));
-    rows.push((
-        "watch p99 ms from POST answered".to_string(),
-        mni.watch_reply.map(|w| w.1),
-        e(&|f| f.watch_reply.map(|w| w.1)),
-        2,
-    ));
-    rows.push((
-        format!("cold start to ready, empty dir, ms (median of {COLD_STARTS})"),
-        mni.cold_ms,
-        e(&|f| f.cold_ms),
-        1,
-    ));
-    rows.push((
-        "cold start to first durable write, ms".to_string(),
-        mni.cold_first_write_ms,
-        e(&|f| f.cold_first_write_ms),
-        1,
-    ));
-    rows.push((
-        format!("cold start to ready, {LIST_OBJECTS} objects, ms"),
-        mni.cold_data_ms,
-        e(&|f| f.cold_data_ms),
-        1,
-    ));
-    rows.push((
-        format!("SIGTERM to exit after one write, ms (median of {COLD_STARTS})"),
-        mni.stop_ms,
-        e(&|f| f.stop_ms),
-        1,
-    ));
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{:<58} {:>12} {:>12} {:>10}",
-        "measure", "mni-dev", "etcd 3.4", "mni/etcd"
-    );
-    let _ = writeln!(out, "{}", "-".repeat(95));
-    for (label, m, e, decimals) in rows {
-        let _ = writeln!(
-            out,
-            "{label:<58} {:>12} {:>12} {:>10}",
-            cell(m, decimals),
-            cell(e, decimals),
-            ratio(m, e)
-        );
+    if let Some((n, b)) = mni.list_count {
+        r.note(format!(
+            "mni-dev LIST answer: {n} items in {} KiB",
+            b / 1024
+        ));
     }
-    out
+    for (name, figures) in [("mni-dev", Some(mni)), ("etcd", etcd)] {
+        let Some(f) = figures else { continue };
+        if f.watch_missed > 0 {
+            r.fail(format!(
+                "{name}: {} watch events never delivered",
+                f.watch_missed
+            ));
+        }
+        for note in &f.log.notes {
+            r.note(format!("{name}: {note}"));
+        }
+        for failure in &f.log.failures {
+            r.fail(format!("{name}: {failure}"));
+        }
+    }
+    r
 }
 
-async fn run() -> Result<()> {
+async fn run(mode: Mode) -> Result<Report> {
     let started = Instant::now();
+    let sz = sizes();
     let http = http_client();
     eprintln!("mni-dev: {MNI_DEV}; scratch: {SCRATCH}");
     let mut mni = Figures::default();
-    let mut etcd = match etcd_version().await {
+    let mut failures = Vec::new();
+    let version = etcd_version().await;
+    let mut etcd = match &version {
         None => {
-            println!("etcd: not installed (apt-get install etcd-server etcd-client)");
+            eprintln!("etcd: not installed (apt-get install etcd-server etcd-client)");
             None
         }
         Some(version) => {
@@ -1071,19 +1143,19 @@ async fn run() -> Result<()> {
         }
     };
     // mni-dev and etcd alternate step by step, so both see the same background load.
-    for (clients, total) in DURABLE {
+    for (clients, total) in sz.durable {
         measure_durable(&http, Kind::Mni, clients, total, &mut mni)
             .await
             .context("measuring mni-dev")?;
         if let Some(f) = etcd.as_mut() {
             let result = measure_durable(&http, Kind::Etcd, clients, total, f).await;
-            etcd_step(&mut etcd, result);
+            etcd_step(&mut etcd, &mut failures, result);
         }
     }
-    eprintln!("mni: in-memory creates, {} clients", MEMORY.0);
+    eprintln!("mni: in-memory creates, {} clients", sz.memory.0);
     let dir = scratch_dir("mni-mem-")?;
     let (proc, _) = start_mni(dir.path(), true).await?;
-    let (clients, total) = MEMORY;
+    let (clients, total) = sz.memory;
     mni.memory = throughput(
         &http,
         Kind::Mni,
@@ -1091,7 +1163,7 @@ async fn run() -> Result<()> {
         "mem",
         clients,
         total,
-        &mut mni.notes,
+        &mut mni.log,
     )
     .await;
     proc.stop().await?;
@@ -1100,42 +1172,48 @@ async fn run() -> Result<()> {
         .context("measuring mni-dev")?;
     if let Some(f) = etcd.as_mut() {
         let result = measure_seeded(&http, Kind::Etcd, f).await;
-        etcd_step(&mut etcd, result);
+        etcd_step(&mut etcd, &mut failures, result);
     }
-    println!();
-    print!("{}", table(&mni, etcd.as_ref()));
-    let list = |f: Option<&Figures>| {
-        f.and_then(|f| f.list_count)
-            .map_or("-".to_string(), |(n, b)| {
-                format!("{n} items in {} KiB", b / 1024)
-            })
-    };
-    println!(
-        "LIST answer: mni-dev {}, etcd {}",
-        list(Some(&mni)),
-        list(etcd.as_ref())
-    );
-    if mni.watch_missed > 0 || etcd.as_ref().is_some_and(|f| f.watch_missed > 0) {
-        println!(
-            "watch events never delivered: mni-dev {}, etcd {}",
-            mni.watch_missed,
-            etcd.as_ref().map_or(0, |f| f.watch_missed)
-        );
+    let anchor = version
+        .as_deref()
+        .and_then(|v| {
+            v.split_whitespace()
+                .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))
+        })
+        .map_or_else(|| "etcd".to_string(), |v| format!("etcd {v}"));
+    let mut report = report(mode, &mni, etcd.as_ref(), &anchor);
+    if version.is_none() {
+        report.note("etcd not installed: no anchor figures (apt-get install etcd-server)");
     }
-    for (name, figures) in [("mni-dev", Some(&mni)), ("etcd", etcd.as_ref())] {
-        for note in figures.map(|f| f.notes.as_slice()).unwrap_or_default() {
-            println!("note ({name}): {note}");
-        }
+    for failure in failures {
+        report.fail(failure);
     }
-    println!("total bench time: {:.1}s", started.elapsed().as_secs_f64());
-    Ok(())
+    report.note(format!(
+        "total bench time: {:.1}s",
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(report)
 }
 
-fn main() -> Result<()> {
-    // `cargo bench` passes `--bench`; there is nothing to filter, so arguments are ignored.
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+fn main() -> ExitCode {
+    // `cargo bench` passes `--bench`, `cargo test --bench apiserver -- --smoke` a smoke run.
+    let mode = Mode::from_env();
+    let _ = SIZES.set(mode.pick(&Sizes::FULL, &Sizes::SMOKE));
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .context("building the tokio runtime")?;
-    runtime.block_on(run())
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: building the tokio runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(mode)) {
+        Ok(report) => report.finish(),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
 }
