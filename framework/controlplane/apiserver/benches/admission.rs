@@ -4,14 +4,16 @@
 //! HTTPS servers in this process (`tests/support/hooks.rs`), called by URL with a `caBundle`.
 //!
 //! Run with `cargo bench -p mni-apiserver --bench admission`. Creates are sequential, through
-//! one kube-rs client; each scenario warms up, then reports p50, p99 and the mean over
-//! `CREATES` requests.
+//! one kube-rs client; each scenario warms up, then reports p50 and p99 over 1,000 requests
+//! (`-- --smoke`: 20), the webhook scenarios with the no-webhook figures as their anchor.
 
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, PostParams};
 use kube::core::DynamicObject;
+use mni_bench::{Better, Mode, Report};
 use serde_json::{Value, json};
 
 #[path = "../tests/support/hooks.rs"]
@@ -19,10 +21,9 @@ mod hooks;
 
 use hooks::{HookServer, allow, patch};
 
-/// Measured creates per scenario.
-const CREATES: usize = 1000;
-/// Unmeasured creates first.
-const WARMUP: usize = 100;
+/// (measured creates, unmeasured creates first) per scenario, in a full and a smoke run.
+const FULL: (usize, usize) = (1000, 100);
+const SMOKE: (usize, usize) = (20, 5);
 
 fn webhook(name: &str, client_config: Value) -> Value {
     json!({
@@ -55,11 +56,15 @@ async fn configure(client: &kube::Client, kind: &str, name: &str, hook: Value) {
         .expect("configured");
 }
 
-/// Creates `WARMUP + CREATES` ConfigMaps named `{prefix}-N`; the measured latencies, sorted.
-async fn measure(client: &kube::Client, prefix: &str) -> Vec<Duration> {
+/// Creates `warmup + creates` ConfigMaps named `{prefix}-N`; the measured latencies, sorted.
+async fn measure(
+    client: &kube::Client,
+    prefix: &str,
+    (creates, warmup): (usize, usize),
+) -> Vec<Duration> {
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
-    let mut latencies = Vec::with_capacity(CREATES);
-    for i in 0..WARMUP + CREATES {
+    let mut latencies = Vec::with_capacity(creates);
+    for i in 0..warmup + creates {
         let cm: ConfigMap = serde_json::from_value(json!({
             "metadata": {"name": format!("{prefix}-{i}")},
             "data": {"key": "value"},
@@ -69,7 +74,7 @@ async fn measure(client: &kube::Client, prefix: &str) -> Vec<Duration> {
         api.create(&PostParams::default(), &cm)
             .await
             .expect("created");
-        if i >= WARMUP {
+        if i >= warmup {
             latencies.push(start.elapsed());
         }
     }
@@ -77,19 +82,17 @@ async fn measure(client: &kube::Client, prefix: &str) -> Vec<Duration> {
     latencies
 }
 
-fn report(scenario: &str, l: &[Duration]) {
-    let at = |q: f64| l[((l.len() as f64 * q) as usize).min(l.len() - 1)];
-    let mean = l.iter().sum::<Duration>() / l.len() as u32;
-    println!(
-        "{scenario:<40} p50 {:>8.3} ms  p99 {:>8.3} ms  mean {:>8.3} ms",
-        at(0.50).as_secs_f64() * 1e3,
-        at(0.99).as_secs_f64() * 1e3,
-        mean.as_secs_f64() * 1e3,
-    );
+/// The p50 and p99 of sorted latencies, in milliseconds.
+fn quantiles(l: &[Duration]) -> (f64, f64) {
+    let at = |q: f64| l[((l.len() as f64 * q) as usize).min(l.len() - 1)].as_secs_f64() * 1e3;
+    (at(0.50), at(0.99))
 }
 
 #[tokio::main]
-async fn main() {
+async fn main() -> ExitCode {
+    let mode = Mode::from_env();
+    let sizes = mode.pick(FULL, SMOKE);
+    let mut report = Report::new("admission", mode);
     let server = mni_apiserver::Server::builder()
         .start()
         .await
@@ -97,9 +100,20 @@ async fn main() {
     let mut config = kube::Config::new(server.url().parse().expect("url"));
     config.auth_info.token = Some(server.admin_token().to_string().into());
     let client = kube::Client::try_from(config).expect("client");
-    println!("{CREATES} sequential ConfigMap creates per scenario ({WARMUP} warm-up)");
-
-    report("no webhooks", &measure(&client, "none").await);
+    let (none_p50, none_p99) = quantiles(&measure(&client, "none", sizes).await);
+    let label = |what: &str, q: &str| format!("ConfigMap create, {what}, {q} of {}", sizes.0);
+    report.figure(
+        label("no webhooks", "p50"),
+        "ms",
+        Some(none_p50),
+        Better::Lower,
+    );
+    report.figure(
+        label("no webhooks", "p99"),
+        "ms",
+        Some(none_p99),
+        Better::Lower,
+    );
 
     let validating = HookServer::start(|_| allow()).await;
     configure(
@@ -109,7 +123,24 @@ async fn main() {
         webhook("validate.bench.mni.dev", validating.url_config("/")),
     )
     .await;
-    report("1 validating webhook", &measure(&client, "validated").await);
+    let (p50, p99) = quantiles(&measure(&client, "validated", sizes).await);
+    let anchor = "no webhooks";
+    report
+        .figure(
+            label("1 validating webhook", "p50"),
+            "ms",
+            Some(p50),
+            Better::Lower,
+        )
+        .anchor(anchor, Some(none_p50));
+    report
+        .figure(
+            label("1 validating webhook", "p99"),
+            "ms",
+            Some(p99),
+            Better::Lower,
+        )
+        .anchor(anchor, Some(none_p99));
 
     let mutating = HookServer::start(|_| {
         patch(json!([{"op": "add", "path": "/metadata/labels", "value": {"mutated": "yes"}}]))
@@ -122,9 +153,14 @@ async fn main() {
         webhook("mutate.bench.mni.dev", mutating.url_config("/")),
     )
     .await;
-    report(
-        "1 mutating + 1 validating webhook",
-        &measure(&client, "both").await,
-    );
+    let (p50, p99) = quantiles(&measure(&client, "both", sizes).await);
+    let both = "1 mutating + 1 validating webhook";
+    report
+        .figure(label(both, "p50"), "ms", Some(p50), Better::Lower)
+        .anchor(anchor, Some(none_p50));
+    report
+        .figure(label(both, "p99"), "ms", Some(p99), Better::Lower)
+        .anchor(anchor, Some(none_p99));
     server.shutdown().await;
+    report.finish()
 }

@@ -12,6 +12,7 @@
 //! MNI_BENCH_SIZES=1000,10000 MNI_BENCH_RUNS=1 cargo bench -p mni-operator --bench operator
 //! ```
 
+use std::process::ExitCode;
 use std::{
     collections::BTreeMap,
     sync::{
@@ -28,6 +29,7 @@ use kube::{
     api::{ListParams, ObjectMeta, Patch, PatchParams, PostParams},
     runtime::{Controller, controller, controller::Action, watcher},
 };
+use mni_bench::{Better, Mode, Report};
 use mni_operator::{ContextError, ControllerOptions, Manager, Reconciler, prelude::*};
 use serde_json::json;
 
@@ -294,13 +296,15 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 #[tokio::main]
-async fn main() {
+async fn main() -> ExitCode {
     if let Ok(phase) = std::env::var("MNI_BENCH_PHASE") {
         child(&phase).await;
-        return;
+        return ExitCode::SUCCESS;
     }
+    let mode = Mode::from_env();
+    let mut report = Report::new("operator", mode);
     let sizes: Vec<usize> = std::env::var("MNI_BENCH_SIZES")
-        .unwrap_or_else(|_| "1000".into())
+        .unwrap_or_else(|_| mode.pick("1000", "20").into())
         .split(',')
         .map(|s| {
             s.trim()
@@ -311,14 +315,16 @@ async fn main() {
     let runs: usize = std::env::var("MNI_BENCH_RUNS")
         .ok()
         .and_then(|r| r.parse().ok())
-        .unwrap_or(3);
+        .unwrap_or(mode.pick(3, 1));
     let server = fresh_env().await;
     create_widgets(&server.client(), "idle", 1).await;
     let idle = measure(&server, "idle", "idle", 1).await;
     server.shutdown().await;
-    println!(
-        "idle example operator (1 widget): VmRSS {} KiB, VmHWM {} KiB",
-        idle[0], idle[1]
+    report.figure(
+        "idle example operator (1 widget), VmRSS",
+        "MiB",
+        Some(idle[0] / 1024.0),
+        Better::Lower,
     );
 
     for n in sizes {
@@ -354,13 +360,33 @@ async fn main() {
                 stat(phase, 2) / 1024.0
             );
         }
-        println!(
-            "n={n} mNi / bare: converge time x{:.2}, reconciles/s x{:.2}, peak RSS x{:.2}",
-            stat("mni", 0) / stat("bare", 0),
-            rate("mni") / rate("bare"),
-            stat("mni", 2) / stat("bare", 2)
-        );
+        let bare = "bare kube-rs Controller";
+        report
+            .figure(
+                format!("{n} widgets: converge (median of {runs})"),
+                "s",
+                Some(stat("mni", 0)),
+                Better::Lower,
+            )
+            .anchor(bare, Some(stat("bare", 0)));
+        report
+            .figure(
+                format!("{n} widgets: reconciles/s"),
+                "1/s",
+                Some(rate("mni")),
+                Better::Higher,
+            )
+            .anchor(bare, Some(rate("bare")));
+        report
+            .figure(
+                format!("{n} widgets: operator peak RSS"),
+                "MiB",
+                Some(stat("mni", 2) / 1024.0),
+                Better::Lower,
+            )
+            .anchor(bare, Some(stat("bare", 2) / 1024.0));
     }
+    report.finish()
 }
 
 async fn fresh_env() -> mni_testkit::TestEnv {
