@@ -7,13 +7,20 @@
 //! `plugins/external-sample` (a Python process per call). The aim for a whole service
 //! (`new service` in an empty directory, project included) is under 50 ms.
 //!
-//! `cargo bench -p mni-scaffold`; `MNI_BENCH_ITERS` sets the iteration count (default 30).
+//! The anchor is Kubebuilder's `init` + `create api` (with `--fetch-deps=false` and
+//! `--make=false`: neither tool downloads or builds anything), timed as a process each, when a
+//! `kubebuilder` binary is on PATH or named by `MNI_BENCH_KUBEBUILDER`.
+//!
+//! `cargo bench -p mni-scaffold`; `MNI_BENCH_ITERS` sets the iteration count (default 30;
+//! `-- --smoke`: 2).
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
 
+use mni_bench::{Better, Mode, Report};
 use mni_scaffold::Environment;
 
 /// Runs one command in `root`; returns the number of files created or updated.
@@ -46,15 +53,11 @@ impl Step {
         self.files = files;
     }
 
-    fn report(&mut self, name: &str) {
+    /// The median in milliseconds.
+    fn median_ms(&mut self) -> Option<f64> {
         self.times.sort_unstable();
-        let median = self.times[self.times.len() / 2];
-        let (min, max) = (self.times[0], self.times[self.times.len() - 1]);
-        let files_per_sec = self.files as f64 / median.as_secs_f64();
-        println!(
-            "{name:<44} median {median:>9.2?}  (min {min:>9.2?}, max {max:>9.2?})  {:>3} files  {files_per_sec:>7.0} files/s",
-            self.files
-        );
+        let median = self.times.get(self.times.len() / 2)?;
+        Some(median.as_secs_f64() * 1e3)
     }
 }
 
@@ -69,11 +72,97 @@ const API: &[&str] = &[
     "Captain",
 ];
 
-fn main() -> anyhow::Result<()> {
+fn main() -> ExitCode {
+    let mode = Mode::from_env();
+    let mut report = Report::new("scaffold", mode);
+    if let Err(e) = run_all(mode, &mut report) {
+        report.fail(format!("{e:#}"));
+    }
+    report.finish()
+}
+
+/// Kubebuilder, the anchor for `init` + `create api`: `MNI_BENCH_KUBEBUILDER` or `kubebuilder`
+/// on PATH (build it with `go install sigs.k8s.io/kubebuilder/v4@v4.16.0`).
+fn kubebuilder() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("MNI_BENCH_KUBEBUILDER") {
+        return Some(PathBuf::from(path));
+    }
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join("kubebuilder"))
+            .find(|p| p.is_file())
+    })
+}
+
+/// Runs `program` with each argument list in `dir`, one process each; the wall time of all.
+fn processes(program: &Path, dir: &Path, steps: &[&[&str]]) -> anyhow::Result<Duration> {
+    fs::create_dir_all(dir)?;
+    let start = Instant::now();
+    for args in steps {
+        let out = Command::new(program)
+            .args(*args)
+            .current_dir(dir)
+            .env("GOFLAGS", "-mod=mod")
+            .output()?;
+        if !out.status.success() {
+            anyhow::bail!(
+                "{} {}: {}",
+                program.display(),
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+    Ok(start.elapsed())
+}
+
+/// One `mni-scaffold init` + `create api`, a process each, in `dir`.
+fn mni_project(dir: &Path) -> anyhow::Result<Duration> {
+    processes(
+        Path::new(env!("CARGO_BIN_EXE_mni-scaffold")),
+        dir,
+        &[&["init", "--project-name", "bench"], API],
+    )
+}
+
+/// One Kubebuilder `init` + `create api` (no dependency download, no `make`), in `dir`;
+/// the wall time of the two.
+fn kubebuilder_project(kb: &Path, dir: &Path) -> anyhow::Result<Duration> {
+    processes(
+        kb,
+        dir,
+        &[
+            &[
+                "init",
+                "--domain",
+                "example.com",
+                "--repo",
+                "example.com/bench",
+                "--skip-go-version-check",
+                "--fetch-deps=false",
+            ][..],
+            &[
+                "create",
+                "api",
+                "--group",
+                "crew",
+                "--version",
+                "v1",
+                "--kind",
+                "Captain",
+                "--resource",
+                "--controller",
+                "--make=false",
+            ][..],
+        ],
+    )
+}
+
+fn run_all(mode: Mode, report: &mut Report) -> anyhow::Result<()> {
     let iters: u32 = std::env::var("MNI_BENCH_ITERS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(30);
+        .unwrap_or(mode.pick(30, 2));
     let tmp = tempfile::tempdir()?;
     let plugins = tmp.path().join("plugins");
     let sample_dir = plugins.join("apidocs.mni.dev/v1");
@@ -139,9 +228,42 @@ fn main() -> anyhow::Result<()> {
         let files = run(&root, &env, API)?;
         steps[6].1.record(start, files);
     }
-    println!("{iters} iterations each");
-    for (name, step) in &mut steps {
-        step.report(name);
+    let process_iters = iters.min(mode.pick(10, 1));
+    let median_ms = |mut times: Vec<Duration>| {
+        times.sort_unstable();
+        times.get(times.len() / 2).map(|d| d.as_secs_f64() * 1e3)
+    };
+    let mut mni_times = Vec::new();
+    let mut kb_times = Vec::new();
+    let kb = kubebuilder();
+    if kb.is_none() {
+        report.note("kubebuilder not found: no anchor for init + create api");
     }
+    for i in 0..process_iters {
+        mni_times.push(mni_project(&tmp.path().join(format!("mp-{i}")))?);
+        if let Some(kb) = &kb {
+            kb_times.push(kubebuilder_project(
+                kb,
+                &tmp.path().join(format!("kb-{i}")),
+            )?);
+        }
+    }
+    let kb_ms = median_ms(kb_times);
+    for (name, step) in &mut steps {
+        report.figure(
+            format!("{name}, median of {iters} ({} files)", step.files),
+            "ms",
+            step.median_ms(),
+            Better::Lower,
+        );
+    }
+    report
+        .figure(
+            format!("init + create api, two processes, median of {process_iters}"),
+            "ms",
+            median_ms(mni_times),
+            Better::Lower,
+        )
+        .anchor("Kubebuilder v4.16 (no deps, no make)", kb_ms);
     Ok(())
 }

@@ -12,10 +12,12 @@
 //! goes); progress is logged every 5 s. Aim: under 30 s and under 100 MB on 2 cores.
 //!
 //! `cargo bench -p mni-tests --bench service`; `MNI_BENCH_SERVICES` changes the count and
-//! `MNI_BENCH_DEV_LOG` names a file for mni-dev's log.
+//! `MNI_BENCH_DEV_LOG` names a file for mni-dev's log. `cargo test -p mni-tests --bench service
+//! -- --smoke` runs 20 installations on the debug builds (CI does, after the golden projects).
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::process::ExitCode;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -24,6 +26,7 @@ use futures::{StreamExt as _, TryStreamExt as _};
 use kube::api::{Api, DynamicObject, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::runtime::watcher;
+use mni_bench::{Better, Mode, Report};
 use serde_json::json;
 
 const METRICS: &str = "127.0.0.1:18690";
@@ -89,41 +92,47 @@ fn reconciles() -> Result<f64> {
 }
 
 #[tokio::main]
-async fn main() -> Result<()> {
+async fn main() -> ExitCode {
+    let mode = Mode::from_env();
+    let mut report = Report::new("service", mode);
+    if let Err(e) = run(mode, &mut report).await {
+        report.fail(format!("{e:#}"));
+    }
+    report.finish()
+}
+
+async fn run(mode: Mode, report: &mut Report) -> Result<()> {
     let count: usize = std::env::var("MNI_BENCH_SERVICES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(1000);
+        .unwrap_or(mode.pick(1000, 20));
     let root = mni_tests::repo_root();
     let project = mni_tests::golden_dir("multi-api");
     std::fs::copy(root.join("Cargo.lock"), project.join("Cargo.lock"))?;
-    // The operator gets a target directory of its own: built into the workspace's, its
-    // dependencies and mni-dev's rebuild each other (minutes per run on 2 cores).
-    let target = root.join("target");
-    let operator_target = target.join("bench-operator");
-    cargo(
-        &target,
-        &[
-            "build",
-            "--release",
-            "-p",
-            "mni-apiserver",
-            "--bin",
-            "mni-dev",
-        ],
-    )?;
-    cargo(
-        &operator_target,
-        &[
-            "build",
-            "--release",
-            "--manifest-path",
-            project.join("Cargo.toml").to_str().context("utf-8 path")?,
-            "-p",
-            "ledger-operator",
-        ],
-    )?;
-    let release = target.join("release");
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| root.join("target"), std::path::PathBuf::from);
+    // A full run builds both in release mode, the operator in a target directory of its own:
+    // built into the workspace's, its dependencies and mni-dev's rebuild each other (minutes
+    // per run on 2 cores). A smoke run uses the debug builds the test suite made.
+    let (profile, operator_target, release_flag) = match mode {
+        Mode::Full => ("release", target.join("bench-operator"), vec!["--release"]),
+        Mode::Smoke => ("debug", target.clone(), vec![]),
+    };
+    let mut args = vec!["build"];
+    args.extend(&release_flag);
+    args.extend(["-p", "mni-apiserver", "--bin", "mni-dev"]);
+    cargo(&target, &args)?;
+    let manifest = project.join("Cargo.toml");
+    let mut args = vec!["build"];
+    args.extend(&release_flag);
+    args.extend([
+        "--manifest-path",
+        manifest.to_str().context("utf-8 path")?,
+        "-p",
+        "ledger-operator",
+    ]);
+    cargo(&operator_target, &args)?;
+    let release = target.join(profile);
 
     let tmp = tempfile::tempdir()?;
     let kubeconfig = tmp.path().join("kubeconfig");
@@ -161,7 +170,7 @@ async fn main() -> Result<()> {
         bail!("kubectl apply of the CRDs failed");
     }
     let operator = Guard(
-        Command::new(operator_target.join("release/ledger-operator"))
+        Command::new(operator_target.join(profile).join("ledger-operator"))
             .args(["--metrics-bind-address", METRICS])
             .args(["--health-probe-bind-address", "127.0.0.1:0"])
             .env("KUBECONFIG", &kubeconfig)
@@ -205,7 +214,7 @@ async fn main() -> Result<()> {
     // Watch rather than poll: listing 1,000 objects every 100 ms would load mni-dev with the
     // measurement itself.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(300);
-    let mut report = Instant::now() + Duration::from_secs(5);
+    let mut progress = Instant::now() + Duration::from_secs(5);
     let mut ready: HashMap<String, bool> = HashMap::new();
     let events = watcher(api.clone(), watcher::Config::default());
     futures::pin_mut!(events);
@@ -214,12 +223,12 @@ async fn main() -> Result<()> {
         if done == count {
             break;
         }
-        if Instant::now() > report {
+        if Instant::now() > progress {
             eprintln!(
                 "  {:>5.1}s: {done}/{count} Ready",
                 start.elapsed().as_secs_f64()
             );
-            report += Duration::from_secs(5);
+            progress += Duration::from_secs(5);
         }
         let event = match tokio::time::timeout_at(deadline, events.try_next()).await {
             Ok(event) => event?.context("the watch ended")?,
@@ -245,24 +254,46 @@ async fn main() -> Result<()> {
         cpu_secs(dev.0.id())? - cpu_before.0,
         cpu_secs(operator.0.id())? - cpu_before.1,
     );
-    println!("{count} Ledger installations on mni-dev (durable), operator in release mode");
-    println!("  created in               {:>8.2?}", created);
-    println!("  all Ready after          {:>8.2?}", all_ready);
-    println!(
-        "  reconciles               {reconciled:>8.0} ({:.0}/s)",
-        reconciled / all_ready.as_secs_f64()
+    let label = |what: &str| format!("{count} Ledger installations: {what}");
+    report.figure(
+        label("created"),
+        "s",
+        Some(created.as_secs_f64()),
+        Better::Lower,
     );
-    println!(
-        "  operator peak RSS        {:>8.1} MiB",
-        peak_rss_mib(operator.0.id())?
+    report.figure(
+        label("all Ready"),
+        "s",
+        Some(all_ready.as_secs_f64()),
+        Better::Lower,
     );
-    println!(
-        "  mni-dev peak RSS         {:>8.1} MiB",
-        peak_rss_mib(dev.0.id())?
+    report.figure(
+        label("reconciles/s"),
+        "1/s",
+        Some(reconciled / all_ready.as_secs_f64()),
+        Better::Higher,
     );
-    println!(
-        "  CPU until all Ready      {:>8.1} s mni-dev, {:.1} s operator",
+    report.figure(
+        label("reconciles per installation"),
+        "",
+        Some(reconciled / count as f64),
+        Better::Lower,
+    );
+    report.figure(
+        label("operator peak RSS"),
+        "MiB",
+        Some(peak_rss_mib(operator.0.id())?),
+        Better::Lower,
+    );
+    report.figure(
+        label("mni-dev peak RSS"),
+        "MiB",
+        Some(peak_rss_mib(dev.0.id())?),
+        Better::Lower,
+    );
+    report.note(format!(
+        "CPU until all Ready: {:.1} s mni-dev, {:.1} s operator ({profile} builds, durable store)",
         cpu.0, cpu.1
-    );
+    ));
     Ok(())
 }
