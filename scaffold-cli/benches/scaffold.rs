@@ -102,7 +102,6 @@ fn processes(program: &Path, dir: &Path, steps: &[&[&str]]) -> anyhow::Result<Du
         let out = Command::new(program)
             .args(*args)
             .current_dir(dir)
-            .env("GOFLAGS", "-mod=mod")
             .output()?;
         if !out.status.success() {
             anyhow::bail!(
