@@ -17,3 +17,6 @@ else
 fi
 # What the scaffold plugins generate builds, is formatted and passes its own tests.
 scripts/golden.sh
+# Every benchmark once, in smoke mode (tiny sizes, the builds above): a bench whose requests
+# fail breaks the suite the day it breaks. `cargo xtask bench` (no flag) takes the figures.
+cargo xtask bench --smoke > /dev/null

@@ -1,4 +1,4 @@
-//! `cargo xtask`: parses the command line and calls [`xtask::codegen`].
+//! `cargo xtask`: parses the command line and calls [`xtask::codegen`] or [`xtask::bench`].
 
 use std::process::ExitCode;
 
@@ -21,12 +21,68 @@ enum Chore {
         #[arg(long)]
         check: bool,
     },
+    /// Runs every benchmark (or one) and prints one table: figure, anchor, ratio. A full run
+    /// also writes the table into the book's performance page.
+    Bench {
+        /// Tiny sizes on the test builds, seconds per bench: checks the benches still work
+        /// (no figures kept, the book untouched).
+        #[arg(long)]
+        smoke: bool,
+        /// Runs only this bench (`store`, `apiserver`, …) or package's benches.
+        #[arg(long, value_name = "NAME")]
+        only: Option<String>,
+    },
 }
 
 fn main() -> ExitCode {
-    let Cli {
-        command: Chore::Codegen { check },
-    } = Cli::parse();
+    match Cli::parse().command {
+        Chore::Codegen { check } => codegen(check),
+        Chore::Bench { smoke, only } => bench(smoke, only.as_deref()),
+    }
+}
+
+fn bench(smoke: bool, only: Option<&str>) -> ExitCode {
+    use xtask::bench;
+    let mode = if smoke {
+        mni_bench::Mode::Smoke
+    } else {
+        mni_bench::Mode::Full
+    };
+    let result = (|| {
+        let benches = bench::select(only)?;
+        let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
+            || bench::repo_root().join("target"),
+            std::path::PathBuf::from,
+        );
+        let file = target.join("mni-bench").join("report.jsonl");
+        let failed = bench::run(&benches, mode, &file)?;
+        let reports = bench::read_reports(&file)?;
+        let table = bench::table(&reports);
+        println!("{table}");
+        if mode == mni_bench::Mode::Full && only.is_none() && failed.is_empty() {
+            let heading = format!(
+                "Measured with `cargo xtask bench` on {}; medians as each row says.",
+                bench::machine()
+            );
+            let page = bench::write_page(&heading, &table)?;
+            eprintln!("written into {}", page.display());
+        }
+        Ok::<_, bench::BenchError>(failed)
+    })();
+    match result {
+        Ok(failed) if failed.is_empty() => ExitCode::SUCCESS,
+        Ok(failed) => {
+            eprintln!("error: benches failed: {}", failed.join(", "));
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn codegen(check: bool) -> ExitCode {
     let result = xtask::codegen::Inputs::locate()
         .map_err(xtask::codegen::CodegenError::from)
         .and_then(|inputs| xtask::codegen::generate(&inputs));
