@@ -148,9 +148,49 @@ fn sync_dir(dir: &Path) {
 }
 
 fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), CommitError> {
+    let f = write_new(path, bytes)?;
+    f.sync_all().map_err(io("fsync", path))
+}
+
+/// Creates `path` (which must not exist) with `bytes`; the open file, not yet fsync'd.
+fn write_new(path: &Path, bytes: &[u8]) -> Result<File, CommitError> {
     let mut f = File::create_new(path).map_err(io("create", path))?;
     f.write_all(bytes).map_err(io("write", path))?;
-    f.sync_all().map_err(io("fsync", path))
+    Ok(f)
+}
+
+/// Makes every file durable. A scaffold writes dozens of small files, and an fsync each costs
+/// a device flush each (most of a `new service`'s time); on Linux one `syncfs` per file system
+/// they live on writes them all back with one flush. Where `syncfs` fails, or elsewhere, each
+/// file is fsync'd. Every file is durable when this returns `Ok`.
+fn sync_files(files: &[(File, PathBuf)]) -> Result<(), CommitError> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        let mut devices = BTreeSet::new();
+        let synced = files.iter().try_for_each(|(f, _)| {
+            let dev = f.metadata()?.dev();
+            if devices.insert(dev) {
+                rustix::fs::syncfs(f)?;
+            }
+            Ok::<_, std::io::Error>(())
+        });
+        if synced.is_ok() {
+            return Ok(());
+        }
+    }
+    files
+        .iter()
+        .try_for_each(|(f, path)| f.sync_all().map_err(io("fsync", path)))
+}
+
+/// [`sync_dir`] for each directory (best effort, as there), with [`sync_files`]' economy.
+fn sync_dirs(dirs: &BTreeSet<PathBuf>) {
+    let opened: Vec<_> = dirs
+        .iter()
+        .filter_map(|d| File::open(d).ok().map(|f| (f, d.clone())))
+        .collect();
+    let _ = sync_files(&opened);
 }
 
 /// `fail_at` makes the switch phase fail before the given file, to test rollback.
@@ -262,6 +302,7 @@ fn stage_and_switch(
             _ => {}
         }
     }
+    let mut staged = Vec::with_capacity(writes.len());
     for (op, change) in journal.ops.iter().zip(writes) {
         let target = root.join(&op.path);
         let temp = root.join(&op.temp);
@@ -278,14 +319,18 @@ fn stage_and_switch(
                 fs::copy(&target, &backup).map_err(io("back up", &target))?;
             }
         }
-        write_synced(&temp, change.new.as_bytes())?;
+        let file = write_new(&temp, change.new.as_bytes())?;
         if op.backup.is_some() {
             let perms = fs::metadata(&target)
                 .map_err(io("stat", &target))?
                 .permissions();
             fs::set_permissions(&temp, perms).map_err(io("chmod", &temp))?;
         }
+        staged.push((file, temp));
     }
+    // Every temporary is durable before the first one is switched into place.
+    sync_files(&staged)?;
+    drop(staged);
     let mut dirs = BTreeSet::new();
     for (i, op) in journal.ops.iter().enumerate() {
         let target = root.join(&op.path);
@@ -316,7 +361,7 @@ fn stage_and_switch(
             dirs.insert(parent.to_owned());
         }
     }
-    dirs.iter().for_each(|d| sync_dir(d));
+    sync_dirs(&dirs);
     Ok(())
 }
 
