@@ -115,11 +115,23 @@ fn configmap(name: &str) -> Vec<u8> {
     let body = json!({
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": name, "labels": {"app": "bench"}},
+        "metadata": {"name": name, "labels": {"app": "bench", "group": group(name)}},
         "data": {"config": filler},
     });
     serde_json::to_vec(&body).unwrap_or_default()
 }
+
+/// One of [`GROUPS`] label values, spread evenly over names: a selector on one group matches
+/// 1% of the objects.
+fn group(name: &str) -> String {
+    let hash = name
+        .bytes()
+        .fold(0_u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+    format!("g{}", hash % GROUPS)
+}
+
+/// How many `group` label values the objects spread over.
+const GROUPS: u64 = 100;
 
 /// The etcd key of a ConfigMap, as kube-apiserver lays them out.
 fn etcd_key(name: &str) -> String {
@@ -534,6 +546,8 @@ struct Figures {
     memory: Option<f64>,
     list_ms: Option<f64>,
     list_count: Option<(usize, usize)>,
+    /// p50 of a label-selected LIST and the items it returned.
+    selected_list: Option<(f64, usize)>,
     watch_send: Option<(f64, f64)>,
     watch_reply: Option<(f64, f64)>,
     watch_missed: usize,
@@ -894,6 +908,25 @@ async fn list_latency(http: &Http, kind: Kind, base: &str) -> Result<(f64, (usiz
     Ok((quantile(&times, 0.5), (count, bytes.len())))
 }
 
+/// A label-selected LIST (`group=g7`, 1% of the objects) over the store [`list_latency`]
+/// filled: the p50 of [`Sizes::lists`] after one warm-up, and the items returned. mni-dev
+/// only: etcd has no labels.
+async fn selected_list_latency(http: &Http, base: &str) -> Result<(f64, usize)> {
+    let url = format!("{base}/api/v1/namespaces/default/configmaps?labelSelector=group%3Dg7");
+    let first = send_json(http, Method::GET, &url, Vec::new(), StatusCode::OK).await?;
+    let count = first["items"].as_array().map_or(0, Vec::len);
+    let mut times = Vec::new();
+    for _ in 0..sizes().lists {
+        let started = Instant::now();
+        let (status, _) = send(http, Method::GET, &url, Vec::new()).await?;
+        times.push(ms(started.elapsed()));
+        if status != StatusCode::OK {
+            bail!("GET {url}: {status}");
+        }
+    }
+    Ok((quantile(&times, 0.5), count))
+}
+
 /// Cold starts: fresh data directories, then (if given) copies of `seeded`.
 async fn cold_starts(
     http: &Http,
@@ -998,6 +1031,12 @@ async fn measure_seeded(http: &Http, kind: Kind, f: &mut Figures) -> Result<()> 
         }
         Err(e) => f.log.failures.push(format!("list: {e:#}")),
     }
+    if kind == Kind::Mni {
+        match selected_list_latency(http, &proc.url).await {
+            Ok((latency, count)) => f.selected_list = Some((latency, count)),
+            Err(e) => f.log.failures.push(format!("selected list: {e:#}")),
+        }
+    }
     proc.stop().await?;
     eprintln!("{name}: cold starts");
     match cold_starts(http, kind, Some(seeded.path())).await {
@@ -1051,6 +1090,17 @@ fn report(mode: Mode, mni: &Figures, etcd: Option<&Figures>, anchor: &str) -> Re
         Better::Lower,
     )
     .anchor(anchor, e(&|f| f.list_ms));
+    let selected = mni.selected_list.map_or(0, |s| s.1);
+    r.figure(
+        format!(
+            "label-selected LIST, {selected} of {} objects (p50 of {})",
+            sz.list_objects, sz.lists
+        ),
+        "ms",
+        mni.selected_list.map(|s| s.0),
+        Better::Lower,
+    )
+    .anchor("full LIST on mni-dev", mni.list_ms);
     let watch = format!("{} watchers x {} writes", sz.watchers, sz.watch_writes);
     r.figure(
         format!("watch p50 from POST sent ({watch})"),

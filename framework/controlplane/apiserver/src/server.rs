@@ -150,13 +150,16 @@ impl ServerBuilder {
     }
 
     /// Opens the store, binds the address and starts serving.
+    ///
+    /// The store indexes objects by their labels, so equality-selected lists read only
+    /// the matching objects.
     pub async fn start(self) -> Result<Server, Error> {
         let store = match &self.data_dir {
             Some(dir) => {
                 std::fs::create_dir_all(dir).map_err(mni_store::Error::from)?;
-                mni_store::Store::open(&dir.join("state.db"), mni_store::StoreOptions::default())?
+                mni_store::Store::open(&dir.join("state.db"), store_options())?
             }
-            None => mni_store::Store::in_memory()?,
+            None => mni_store::Store::open_in_memory(store_options())?,
         };
         let listener = TcpListener::bind(self.listen)
             .await
@@ -497,4 +500,9 @@ async fn handle(state: Arc<State>, req: Request) -> ApiResult<Response> {
         }
     };
     Ok(reply.into_response(output))
+}
+
+/// How the API server opens its store: label pairs as index terms.
+fn store_options() -> mni_store::StoreOptions {
+    mni_store::StoreOptions::default().with_indexer(crate::state::label_indexer())
 }

@@ -41,7 +41,7 @@ pub(crate) use deletion::{FOREGROUND_FINALIZER, ORPHAN_FINALIZER};
 pub(crate) use lines::LineCache;
 pub(crate) use objects::bind_namespace;
 pub(crate) use owners::Owner;
-pub(crate) use selectors::Filter;
+pub(crate) use selectors::{Filter, label_indexer};
 
 /// State shared by every request handler and background loop.
 #[derive(Debug)]

@@ -11,6 +11,9 @@
 //! - **Watches**: ordered, exactly-once events from any revision not yet compacted, replayed
 //!   from the log and then live, with no gap or duplicate at the switch-over; slow watchers catch
 //!   up from the log instead of losing events.
+//! - **Index terms**: opened with an [`Indexer`], the store also keeps which live keys carry
+//!   which term (the API server: each label pair), so [`Store::list_term`] reads only the
+//!   matching keys at the current revision.
 //! - **Compaction** of superseded versions and tombstones, on demand or on a schedule.
 //!
 //! ```
@@ -38,6 +41,7 @@ mod options;
 mod shared;
 mod sql;
 mod store;
+mod terms;
 mod types;
 mod watch;
 mod writer;
@@ -45,5 +49,6 @@ mod writer;
 pub use error::Error;
 pub use options::StoreOptions;
 pub use store::Store;
+pub use terms::Indexer;
 pub use types::{Event, EventKind, KeyValue, ListOptions, ListResult, Stats};
 pub use watch::Watch;

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::terms::Indexer;
+
 /// Options for [`Store::open`](crate::Store::open) and
 /// [`Store::open_in_memory`](crate::Store::open_in_memory), built with `with_*` methods from
 /// [`StoreOptions::default`].
@@ -12,6 +14,7 @@ pub struct StoreOptions {
     pub(crate) watch_buffer: usize,
     pub(crate) max_value_size: usize,
     pub(crate) busy_timeout: Duration,
+    pub(crate) indexer: Option<Indexer>,
 }
 
 impl Default for StoreOptions {
@@ -22,11 +25,20 @@ impl Default for StoreOptions {
             watch_buffer: 1024,
             max_value_size: 8 * 1024 * 1024,
             busy_timeout: Duration::from_secs(5),
+            indexer: None,
         }
     }
 }
 
 impl StoreOptions {
+    /// Indexes every written value by the terms `indexer` computes, for
+    /// [`Store::list_term`](crate::Store::list_term). Without one, the store keeps no terms.
+    #[must_use]
+    pub fn with_indexer(mut self, indexer: Indexer) -> Self {
+        self.indexer = Some(indexer);
+        self
+    }
+
     /// Whether every commit is fsync'd before writes are acknowledged (`synchronous=FULL`, the
     /// default). With `false` (`synchronous=NORMAL`) the log stays consistent after a crash, but
     /// the last acknowledged writes may be lost on power failure. Ignored in memory.

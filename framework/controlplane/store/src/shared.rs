@@ -9,6 +9,7 @@ use rusqlite::Connection;
 use tokio::sync::broadcast;
 
 use crate::error::Error;
+use crate::terms::{Indexer, Terms};
 use crate::types::{Event, EventKind, KeyValue};
 
 /// The events of one group commit, in revision order, as broadcast to live watchers.
@@ -22,6 +23,8 @@ pub(crate) struct State {
     pub(crate) index: BTreeMap<String, KeyValue>,
     /// The newest committed revision.
     pub(crate) revision: i64,
+    /// The index terms of every live key (empty without an indexer).
+    pub(crate) terms: Terms,
     /// The live broadcast; `None` once the writer has shut down.
     pub(crate) events: Option<broadcast::Sender<Batch>>,
 }
@@ -34,6 +37,7 @@ pub(crate) struct Shared {
     compacted: AtomicI64,
     writes: AtomicU64,
     commits: AtomicU64,
+    indexer: Option<Indexer>,
 }
 
 impl Shared {
@@ -45,12 +49,20 @@ impl Shared {
         compacted: i64,
         watch_buffer: usize,
         reader: Arc<Mutex<Connection>>,
+        indexer: Option<Indexer>,
     ) -> Self {
         let (events, _) = broadcast::channel(watch_buffer);
+        let mut terms = Terms::default();
+        if let Some(indexer) = &indexer {
+            for (key, kv) in &index {
+                terms.set(key, indexer.terms(key, &kv.value));
+            }
+        }
         Self {
             state: RwLock::new(State {
                 index,
                 revision,
+                terms,
                 events: Some(events),
             }),
             reader,
@@ -58,12 +70,18 @@ impl Shared {
             compacted: AtomicI64::new(compacted),
             writes: AtomicU64::new(0),
             commits: AtomicU64::new(0),
+            indexer,
         }
     }
 
     /// Read access to the current state.
     pub(crate) fn state(&self) -> RwLockReadGuard<'_, State> {
         self.state.read().expect("store state lock poisoned")
+    }
+
+    /// The indexer, if the store was opened with one.
+    pub(crate) fn indexer(&self) -> Option<&Indexer> {
+        self.indexer.as_ref()
     }
 
     /// The newest committed revision.
@@ -108,15 +126,29 @@ impl Shared {
             return;
         };
         let writes = events.len() as u64;
+        // Terms are computed before taking the lock, so readers wait only for the swap.
+        let terms: Vec<Option<Vec<String>>> = events
+            .iter()
+            .map(|e| match (&self.indexer, e.kind) {
+                (Some(indexer), EventKind::Created | EventKind::Updated) => {
+                    Some(indexer.terms(&e.kv.key, &e.kv.value))
+                }
+                _ => None,
+            })
+            .collect();
         let batch: Batch = events.into();
         let mut state = self.state.write().expect("store state lock poisoned");
-        for event in batch.iter() {
+        for (event, terms) in batch.iter().zip(terms) {
             match event.kind {
                 EventKind::Deleted => {
                     state.index.remove(&event.kv.key);
+                    state.terms.remove(&event.kv.key);
                 }
                 EventKind::Created | EventKind::Updated => {
                     state.index.insert(event.kv.key.clone(), event.kv.clone());
+                    if let Some(terms) = terms {
+                        state.terms.set(&event.kv.key, terms);
+                    }
                 }
             }
         }

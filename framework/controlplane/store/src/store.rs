@@ -118,6 +118,7 @@ impl Store {
             loaded.compacted,
             options.watch_buffer,
             reader,
+            options.indexer.clone(),
         ));
         let (requests, receiver) = mpsc::channel();
         let handle = writer::spawn(conn, shared.clone(), receiver, options.max_batch)?;
@@ -207,6 +208,42 @@ impl Store {
             sql::list_at(conn, prefix, options.start_after.as_deref(), revision)
         })?;
         Ok(page(items.into_iter(), limit, revision))
+    }
+
+    /// Like [`Store::list`], but only the keys whose value has index term `term` (see
+    /// [`Indexer`](crate::Indexer)): the cost is that of the matches, not of the prefix.
+    /// Answers only at the current revision (no `options.revision`, or the current one):
+    /// `Ok(None)` otherwise, and when the store has no indexer — then list and filter.
+    pub fn list_term(
+        &self,
+        prefix: &str,
+        term: &str,
+        options: &ListOptions,
+    ) -> Result<Option<ListResult>, Error> {
+        if self.inner.shared.indexer().is_none() {
+            return Ok(None);
+        }
+        let state = self.inner.shared.state();
+        let revision = state.revision;
+        if options.revision.is_some_and(|r| r != revision) {
+            return Ok(None);
+        }
+        let items = state
+            .terms
+            .keys(term, prefix, options.start_after.as_deref())
+            .filter_map(|k| state.index.get(&**k))
+            .cloned();
+        Ok(Some(page(
+            items,
+            options.limit.filter(|l| *l > 0),
+            revision,
+        )))
+    }
+
+    /// How many live keys have index term `term` (0 without an indexer): to pick the most
+    /// selective of several terms before [`Store::list_term`].
+    pub fn term_count(&self, term: &str) -> usize {
+        self.inner.shared.state().terms.count(term)
     }
 
     /// Creates `key`, which must not exist; fails with [`Error::AlreadyExists`] otherwise.
@@ -545,6 +582,85 @@ mod tests {
                 .len(),
             0
         );
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod term_tests {
+    use super::*;
+    use crate::Indexer;
+
+    /// Terms: the words of the value.
+    fn words() -> StoreOptions {
+        StoreOptions::default().with_indexer(Indexer::new(|_, v| {
+            String::from_utf8_lossy(v)
+                .split_whitespace()
+                .map(str::to_string)
+                .collect()
+        }))
+    }
+
+    fn keys(list: &ListResult) -> Vec<&str> {
+        list.items.iter().map(|kv| kv.key.as_str()).collect()
+    }
+
+    #[tokio::test]
+    async fn list_term_follows_writes_and_survives_reopen() -> Result<(), Error> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("s.db");
+        let store = Store::open(&path, words())?;
+        for (k, v) in [
+            ("/r/a", "red big"),
+            ("/r/b", "red"),
+            ("/r/c", "blue"),
+            ("/s/a", "red"),
+        ] {
+            store.create(k, Bytes::from(v)).await?;
+        }
+        let all = ListOptions::default();
+        let red = store.list_term("/r/", "red", &all)?.expect("indexed");
+        assert_eq!(keys(&red), ["/r/a", "/r/b"]);
+        assert_eq!(store.term_count("red"), 3);
+        // Updates move keys between terms; deletes drop them.
+        store.update("/r/b", Bytes::from("blue"), None).await?;
+        store.delete("/r/a", None).await?;
+        let red = store.list_term("/r/", "red", &all)?.expect("indexed");
+        assert!(red.items.is_empty());
+        let blue = store.list_term("/r/", "blue", &all)?.expect("indexed");
+        assert_eq!(keys(&blue), ["/r/b", "/r/c"]);
+        // Pages: limit and start_after, with what remains.
+        let first = store
+            .list_term("/r/", "blue", &ListOptions::default().with_limit(1))?
+            .expect("indexed");
+        assert_eq!(
+            (keys(&first), first.more, first.remaining),
+            (vec!["/r/b"], true, 1)
+        );
+        let next = store
+            .list_term(
+                "/r/",
+                "blue",
+                &ListOptions::default()
+                    .with_revision(first.revision)
+                    .with_start_after("/r/b"),
+            )?
+            .expect("current revision");
+        assert_eq!(keys(&next), ["/r/c"]);
+        // A past revision is not answered from the index.
+        let past = ListOptions::default().with_revision(first.revision - 1);
+        assert!(store.list_term("/r/", "blue", &past)?.is_none());
+        store.close().await;
+        // Reopened, the terms are rebuilt from the loaded state.
+        let store = Store::open(&path, words())?;
+        let blue = store.list_term("/r/", "blue", &all)?.expect("indexed");
+        assert_eq!(keys(&blue), ["/r/b", "/r/c"]);
+        store.close().await;
+        // Without an indexer, there is no index to answer from.
+        let plain = Store::open(&path, StoreOptions::default())?;
+        assert!(plain.list_term("/r/", "blue", &all)?.is_none());
+        assert_eq!(plain.term_count("blue"), 0);
+        plain.close().await;
         Ok(())
     }
 }

@@ -137,7 +137,19 @@ impl State {
         if let Some(s) = start_after {
             opts = opts.with_start_after(s);
         }
-        let listed = self.store.list(&prefix, &opts)?;
+        // An equality requirement of the label selector names an index term: read only the
+        // keys that have the most selective one (at the current revision; else list all).
+        let indexed = filter
+            .index_terms()
+            .into_iter()
+            .min_by_key(|t| self.store.term_count(t))
+            .map(|term| self.store.list_term(&prefix, &term, &opts))
+            .transpose()?
+            .flatten();
+        let listed = match indexed {
+            Some(listed) => listed,
+            None => self.store.list(&prefix, &opts)?,
+        };
         let revision = listed.revision;
         let mut items = Vec::new();
         let mut next = None;

@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use mni_apimachinery::{FieldSelector, Selector};
+use mni_apimachinery::{FieldSelector, Operator, Selector};
 use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
@@ -74,6 +74,22 @@ impl Filter {
     pub(crate) fn is_empty(&self) -> bool {
         self.labels.as_ref().is_none_or(Selector::is_empty)
             && self.fields.as_ref().is_none_or(FieldSelector::is_empty)
+    }
+
+    /// The store index terms ([`label_terms`]) that every matching object has: one for each
+    /// `key=value`, `key==value` or single-valued `key in (value)` requirement. A list can read
+    /// the keys of any one of them instead of the whole collection.
+    pub(crate) fn index_terms(&self) -> Vec<String> {
+        self.labels
+            .iter()
+            .flat_map(Selector::requirements)
+            .filter_map(|r| match (r.operator(), r.values()) {
+                (Operator::Equals | Operator::DoubleEquals | Operator::In, [v]) => {
+                    Some(label_term(r.key(), v))
+                }
+                _ => None,
+            })
+            .collect()
     }
 
     /// Whether the object `kv` may match: `false` when its labels rule it out.
@@ -150,6 +166,27 @@ impl LabelCache {
     }
 }
 
+/// The store index term of one label pair.
+fn label_term(key: &str, value: &str) -> String {
+    format!("{key}={value}")
+}
+
+/// The store's [`mni_store::Indexer`] for the API server: each string label of a stored object
+/// as a `key=value` term (nothing for a value that is not a JSON object).
+pub(crate) fn label_indexer() -> mni_store::Indexer {
+    mni_store::Indexer::new(|_, value| {
+        serde_json::from_slice::<LabelsOnly>(value)
+            .map(|o| {
+                o.metadata
+                    .labels
+                    .iter()
+                    .map(|(k, v)| label_term(k, v))
+                    .collect()
+            })
+            .unwrap_or_default()
+    })
+}
+
 /// An object's labels, and nothing else of it.
 #[derive(serde::Deserialize)]
 struct LabelsOnly {
@@ -176,4 +213,37 @@ fn string_labels<'de, D: serde::Deserializer<'de>>(
             _ => None,
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn filter(selector: &str) -> Filter {
+        Filter {
+            labels: Some(Selector::parse(selector).expect("selector")),
+            fields: None,
+            field_paths: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn equality_requirements_become_index_terms() {
+        assert_eq!(
+            filter("app=web,tier==fe,env in (prod),x in (a,b),y!=z,w").index_terms(),
+            ["app=web", "env=prod", "tier=fe"]
+        );
+        assert!(filter("!app").index_terms().is_empty());
+    }
+
+    #[test]
+    fn the_indexer_reads_string_labels_only() {
+        let terms = label_indexer().terms(
+            "/k",
+            br#"{"metadata":{"name":"a","labels":{"app":"web","n":1}},"spec":{"big":[1,2,3]}}"#,
+        );
+        assert_eq!(terms, ["app=web"]);
+        assert!(label_indexer().terms("/k", b"not json").is_empty());
+        assert!(label_indexer().terms("/k", b"{}").is_empty());
+    }
 }
