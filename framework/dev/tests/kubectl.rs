@@ -195,7 +195,7 @@ fn kubectl_drives_the_dev_control_plane() {
 /// `RUST_LOG=info,mni_apiserver::http=debug`: one line per request, as kube-apiserver's httplog
 /// writes them, with no token in it.
 #[test]
-fn the_request_log_names_each_request() {
+fn the_request_log_names_each_request_and_metrics_count_it() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dev = Dev::up_logging(tmp.path(), "info,mni_apiserver::http=debug");
     dev.ok(&["get", "configmaps", "-l", "app=web"]);
@@ -210,6 +210,23 @@ fn the_request_log_names_each_request() {
         .find_map(|l| l.trim().strip_prefix("token:"))
         .map(str::trim)
         .expect("admin token in kubeconfig");
+    // The same requests, counted as kube-apiserver counts them.
+    let metrics = dev.ok(&["get", "--raw", "/metrics"]);
+    let sample = |verb: &str, code: &str, scope: &str| {
+        metrics.lines().any(|l| {
+            l.starts_with("apiserver_request_total{")
+                && l.contains(&format!(r#"verb="{verb}""#))
+                && l.contains(r#"resource="configmaps""#)
+                && l.contains(&format!(r#"scope="{scope}""#))
+                && l.contains(&format!(r#"code="{code}""#))
+        })
+    };
+    assert!(sample("list", "200", "namespace"), "{metrics}");
+    assert!(sample("get", "404", "resource"), "{metrics}");
+    assert!(
+        metrics.contains("# TYPE apiserver_request counter"),
+        "{metrics}"
+    );
     dev.kill9();
     let log = std::fs::read_to_string(tmp.path().join("mni-dev.log")).expect("log");
     let line = |path: &str, status: &str| {

@@ -52,6 +52,7 @@ mod https;
 mod ipalloc;
 pub mod kubeconfig;
 mod limits;
+mod metrics;
 mod object;
 mod openapi;
 mod patch;

@@ -387,7 +387,8 @@ async fn dispatch(extract::State(state): extract::State<Arc<State>>, req: Reques
                 .to_string();
             (std::time::Instant::now(), query, agent)
         });
-    let result = handle(state, req).await;
+    let mut labels = crate::metrics::RequestLabels::other(&method);
+    let result = handle(state.clone(), req, &mut labels).await;
     let resp = match result {
         Ok(resp) => resp,
         Err(e) => {
@@ -399,6 +400,7 @@ async fn dispatch(extract::State(state): extract::State<Arc<State>>, req: Reques
             e.into_response()
         }
     };
+    state.metrics().count(labels, resp.status().as_u16());
     if let Some((start, query, agent)) = http_log {
         tracing::debug!(
             target: "mni_apiserver::http",
@@ -414,7 +416,11 @@ async fn dispatch(extract::State(state): extract::State<Arc<State>>, req: Reques
     resp
 }
 
-async fn handle(state: Arc<State>, req: Request) -> ApiResult<Response> {
+async fn handle(
+    state: Arc<State>,
+    req: Request,
+    labels: &mut crate::metrics::RequestLabels,
+) -> ApiResult<Response> {
     let (parts, body) = req.into_parts();
     let path = parts.uri.path().to_string();
     let query = Query::parse(parts.uri.query());
@@ -436,6 +442,9 @@ async fn handle(state: Arc<State>, req: Request) -> ApiResult<Response> {
         Ok(Route::Resource(t)) => Some(t.clone()),
         _ => None,
     };
+    if let Some(t) = &target {
+        *labels = crate::metrics::RequestLabels::resource(&method, t, &query);
+    }
     let attrs = match &target {
         Some(t) => {
             let by_name = query
@@ -450,6 +459,17 @@ async fn handle(state: Arc<State>, req: Request) -> ApiResult<Response> {
         ),
     };
     state.authorize(&attrs)?;
+    if path == "/metrics" {
+        return Ok((
+            http::StatusCode::OK,
+            [(
+                header::CONTENT_TYPE,
+                "text/plain; version=0.0.4; charset=utf-8",
+            )],
+            state.metrics().encode(),
+        )
+            .into_response());
+    }
     if path == "/openapi/v2" || path.starts_with("/openapi/v3") {
         return handlers::discovery::openapi(&state, &path, &headers);
     }

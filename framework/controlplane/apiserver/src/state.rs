@@ -66,6 +66,8 @@ pub(crate) struct State {
     webhook_generation: std::sync::atomic::AtomicU64,
     /// Held from a quota check to the write of the quotas' usage (see `plugins`).
     quota_lock: tokio::sync::Mutex<()>,
+    /// Request counters, served at `/metrics`.
+    metrics: crate::metrics::Metrics,
 }
 
 /// The result of a write: the object as written (or as it would be, on a dry run) and the
@@ -135,6 +137,11 @@ impl WriteOptions {
 }
 
 impl State {
+    /// The request counters served at `/metrics`.
+    pub(crate) fn metrics(&self) -> &crate::metrics::Metrics {
+        &self.metrics
+    }
+
     /// The state over `store`, serving the built-in resources (CRDs come with
     /// [`load_crds`](Self::load_crds)).
     pub(crate) fn new(
@@ -159,6 +166,7 @@ impl State {
             webhooks: RwLock::new(None),
             webhook_generation: std::sync::atomic::AtomicU64::new(0),
             quota_lock: tokio::sync::Mutex::new(()),
+            metrics: crate::metrics::Metrics::default(),
         }
     }
 
