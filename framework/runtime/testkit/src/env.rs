@@ -174,6 +174,26 @@ impl TestEnv {
         self.client.clone()
     }
 
+    /// The API server's `/metrics` (Prometheus text: `apiserver_request_total` by verb,
+    /// resource and code, as kube-apiserver names it), read as the admin. Tests count requests
+    /// with it, e.g. that a converged operator sends no writes.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Api`] when the request fails.
+    pub async fn api_server_metrics(&self) -> Result<String, Error> {
+        let request = http::Request::get("/metrics")
+            .body(Vec::new())
+            .expect("a GET of a fixed path is a valid request");
+        self.client
+            .request_text(request)
+            .await
+            .map_err(|source| Error::Api {
+                action: "reading the API server's /metrics".to_string(),
+                source,
+            })
+    }
+
     /// The server's base URL, `http://127.0.0.1:PORT`.
     pub fn url(&self) -> &str {
         &self.url

@@ -6,12 +6,13 @@
 //! `config/rbac/role.yaml`: Kube-OVN objects appear, are labelled back to their owner, report
 //! ready; removed items are pruned; deletion cleans up even when the operator was stopped.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use mni_kubeovn::v1 as ovn;
-use mni_operator::{ControllerOptions, Manager, READY, RunningManager};
+use mni_operator::{ControllerOptions, Manager, Metrics, READY, RunningManager};
 use mni_testkit::{TestEnv, wait_deleted, wait_for, wait_for_condition};
 
 use network_operator::api::network_v1alpha1::DnatRule;
@@ -39,8 +40,14 @@ async fn start_env() -> TestEnv {
 
 /// The VPC controller and the orphan sweeper, as `src/main.rs` registers them.
 async fn start_manager(env: &TestEnv) -> RunningManager {
+    start_manager_with(env, Arc::new(Metrics::new())).await
+}
+
+/// [`start_manager`], counting into `metrics`.
+async fn start_manager_with(env: &TestEnv, metrics: Arc<Metrics>) -> RunningManager {
     let client = env.crate_operator_client(env!("CARGO_MANIFEST_DIR"), env!("CARGO_PKG_NAME"));
     Manager::builder(client.await.expect("the operator's client"))
+        .with_metrics(metrics)
         .with_controller(VirtualPrivateCloudReconciler)
         .with_controller_options(
             KubeOvnOrphanReconciler,
@@ -242,6 +249,94 @@ async fn a_vpc_becomes_kube_ovn_objects_and_reports_their_status() {
         .expect("the finalizer lets go");
     assert!(all_owned(&env, &uid).await.is_empty());
 
+    manager.shutdown().await.expect("clean shutdown");
+    env.shutdown().await;
+}
+
+/// The sum of the samples of `metric` whose line has every one of `labels`, in Prometheus text.
+fn sum(text: &str, metric: &str, labels: &[&str]) -> f64 {
+    text.lines()
+        .filter(|l| {
+            l.strip_prefix(metric)
+                .is_some_and(|rest| rest.starts_with('{'))
+        })
+        .filter(|l| labels.iter().all(|label| l.contains(label)))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+#[tokio::test]
+async fn a_converged_vpc_is_reconciled_without_writes() {
+    let env = start_env().await;
+    let metrics = Arc::new(Metrics::new());
+    let manager = start_manager_with(&env, metrics.clone()).await;
+    let api: Api<VirtualPrivateCloud> = Api::namespaced(env.client(), NAMESPACE);
+    api.create(
+        &PostParams::default(),
+        &VirtualPrivateCloud::new("quiet", with_nat(two_subnets())),
+    )
+    .await
+    .expect("create");
+    wait_for_condition(&api, "quiet", READY, "True", env.timeout())
+        .await
+        .expect("the VirtualPrivateCloud becomes Ready");
+    let reconciles = || {
+        sum(
+            &metrics.encode(),
+            "controller_runtime_reconcile_total",
+            &["controller=\"virtual-private-cloud-controller\""],
+        )
+    };
+    // Let the status writes of becoming Ready come back as events and settle.
+    let mut settled = reconciles();
+    loop {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let now = reconciles();
+        if now == settled {
+            break;
+        }
+        settled = now;
+    }
+    let writes = |text: &str| {
+        ["create", "update", "patch", "delete"]
+            .iter()
+            .map(|verb| {
+                sum(
+                    text,
+                    "apiserver_request_total",
+                    &[&format!("verb=\"{verb}\"")],
+                )
+            })
+            .sum::<f64>()
+    };
+    let before = writes(&env.api_server_metrics().await.expect("metrics"));
+    // Each annotation is an event, and each event a reconcile of the converged VPC (waited
+    // for one at a time: reconciles of one object queued together are merged).
+    for i in 0..3 {
+        let seen = reconciles();
+        api.patch(
+            "quiet",
+            &PatchParams::default(),
+            &Patch::Merge(
+                serde_json::json!({"metadata": {"annotations": {"poke": i.to_string()}}}),
+            ),
+        )
+        .await
+        .expect("annotate");
+        tokio::time::timeout(env.timeout(), async {
+            while reconciles() <= seen {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("a reconcile after annotation {i}:\n{}", metrics.encode()));
+    }
+    let after = writes(&env.api_server_metrics().await.expect("metrics"));
+    assert_eq!(
+        after - before,
+        3.0,
+        "the three annotations are the only writes: a converged VPC's reconcile sends none"
+    );
     manager.shutdown().await.expect("clean shutdown");
     env.shutdown().await;
 }

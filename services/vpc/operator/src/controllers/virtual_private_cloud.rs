@@ -177,18 +177,16 @@ impl Reconciler for VirtualPrivateCloudReconciler {
 
         let desired = upstream::desired(&obj);
         check_names(ctx, &uid, &desired)?;
-        let client = ctx.client();
-        let manager = ctx.field_manager();
         let applied = Upstream {
-            vpc: apply(client, manager, &desired.vpc).await?,
-            subnets: apply_all(client, manager, &desired.subnets).await?,
+            vpc: apply(ctx, &desired.vpc).await?,
+            subnets: apply_all(ctx, &desired.subnets).await?,
             nat_gateway: match &desired.nat_gateway {
-                Some(gateway) => Some(apply(client, manager, gateway).await?),
+                Some(gateway) => Some(apply(ctx, gateway).await?),
                 None => None,
             },
-            eips: apply_all(client, manager, &desired.eips).await?,
-            snat_rules: apply_all(client, manager, &desired.snat_rules).await?,
-            dnat_rules: apply_all(client, manager, &desired.dnat_rules).await?,
+            eips: apply_all(ctx, &desired.eips).await?,
+            snat_rules: apply_all(ctx, &desired.snat_rules).await?,
+            dnat_rules: apply_all(ctx, &desired.dnat_rules).await?,
         };
         prune(ctx, &uid, &desired.dnat_rules).await?;
         prune(ctx, &uid, &desired.snat_rules).await?;
@@ -312,17 +310,25 @@ fn check_names_of<T: UpstreamKind>(
     Ok(())
 }
 
-/// Server-side applies `obj` with the field manager `manager`, taking over the fields it sets.
+/// Server-side applies `obj` with the operator's field manager, taking over the fields it
+/// sets, unless the cached copy already has every one of them with the same value: a converged
+/// VPC costs no request however often it is reconciled. The cache is the controller's watch of
+/// the kind, so a change by someone else is seen, and undone, in the next reconcile.
 pub async fn apply<T: UpstreamKind>(
-    client: &Client,
-    manager: &str,
+    ctx: &Context<VirtualPrivateCloud>,
     obj: &T,
 ) -> Result<T, VirtualPrivateCloudError> {
     let name = obj.name_any();
-    Api::<T>::all(client.clone())
+    if let Some(cached) = ctx.store::<T>().and_then(|s| s.get(&ObjectRef::new(&name)))
+        && let (Ok(have), Ok(want)) = (serde_json::to_value(&*cached), serde_json::to_value(obj))
+        && mni_operator::workload::contains(&have, &want)
+    {
+        return Ok((*cached).clone());
+    }
+    Api::<T>::all(ctx.client().clone())
         .patch(
             &name,
-            &PatchParams::apply(manager).force(),
+            &PatchParams::apply(ctx.field_manager()).force(),
             &Patch::Apply(obj),
         )
         .await
@@ -335,13 +341,12 @@ pub async fn apply<T: UpstreamKind>(
 }
 
 async fn apply_all<T: UpstreamKind>(
-    client: &Client,
-    manager: &str,
+    ctx: &Context<VirtualPrivateCloud>,
     objects: &[T],
 ) -> Result<Vec<T>, VirtualPrivateCloudError> {
     let mut applied = Vec::with_capacity(objects.len());
     for obj in objects {
-        applied.push(apply(client, manager, obj).await?);
+        applied.push(apply(ctx, obj).await?);
     }
     Ok(applied)
 }
