@@ -546,6 +546,8 @@ struct Figures {
     memory: Option<f64>,
     list_ms: Option<f64>,
     list_count: Option<(usize, usize)>,
+    /// Resident memory gained per stored object while filling the store, in bytes.
+    rss_per_object: Option<f64>,
     /// p50 of a label-selected LIST and the items it returned.
     selected_list: Option<(f64, usize)>,
     watch_send: Option<(f64, f64)>,
@@ -850,9 +852,9 @@ async fn watch_latency(
     ))
 }
 
-/// Fills the store with [`Sizes::list_objects`] objects, then times [`Sizes::lists`] full LISTs (etcd: a
-/// prefix range with values). Returns the median latency, and the items and bytes returned.
-async fn list_latency(http: &Http, kind: Kind, base: &str) -> Result<(f64, (usize, usize))> {
+/// Fills the store with [`Sizes::list_objects`] objects (64 clients; the fill may hit the
+/// run cap on a slow disk, then it is finished without one).
+async fn fill(http: &Http, kind: Kind, base: &str) -> Result<()> {
     let l = load(http, kind, base, "list-", 64, sizes().list_objects).await;
     if l.ok < sizes().list_objects {
         // The fill may hit the run cap on a slow disk; finish it without a cap.
@@ -867,6 +869,26 @@ async fn list_latency(http: &Http, kind: Kind, base: &str) -> Result<(f64, (usiz
             }
         }
     }
+    Ok(())
+}
+
+/// The resident set size of process `pid`, in bytes (`VmRSS`).
+fn rss_bytes(pid: Option<u32>) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", pid?)).ok()?;
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib * 1024.0)
+}
+
+/// Times [`Sizes::lists`] full LISTs (etcd: a
+/// prefix range with values). Returns the median latency, and the items and bytes returned.
+async fn list_latency(http: &Http, kind: Kind, base: &str) -> Result<(f64, (usize, usize))> {
     let (method, url, body) = match kind {
         Kind::Mni => (
             Method::GET,
@@ -1024,6 +1046,12 @@ async fn measure_seeded(http: &Http, kind: Kind, f: &mut Figures) -> Result<()> 
     eprintln!("{name}: LIST of {}", sizes().list_objects);
     let seeded = scratch_dir(&format!("{name}-seeded-"))?;
     let (proc, _) = start(kind, http, seeded.path()).await?;
+    let empty = rss_bytes(proc.child.id());
+    fill(http, kind, &proc.url).await?;
+    let full = rss_bytes(proc.child.id());
+    f.rss_per_object = empty
+        .zip(full)
+        .map(|(e, f)| (f - e) / sizes().list_objects as f64);
     match list_latency(http, kind, &proc.url).await {
         Ok((latency, count)) => {
             f.list_ms = Some(latency);
@@ -1101,6 +1129,17 @@ fn report(mode: Mode, mni: &Figures, etcd: Option<&Figures>, anchor: &str) -> Re
         Better::Lower,
     )
     .anchor("full LIST on mni-dev", mni.list_ms);
+    r.figure(
+        format!(
+            "resident memory per stored object ({} objects of {} bytes)",
+            sz.list_objects,
+            configmap("list-0").len()
+        ),
+        "B",
+        mni.rss_per_object,
+        Better::Lower,
+    )
+    .anchor(anchor, e(&|f| f.rss_per_object));
     let watch = format!("{} watchers x {} writes", sz.watchers, sz.watch_writes);
     r.figure(
         format!("watch p50 from POST sent ({watch})"),
