@@ -1214,3 +1214,88 @@ fn statefulset_and_daemonset_rollout_history_and_undo_through_kubectl() {
         "{revisions}"
     );
 }
+
+#[test]
+fn every_namespace_has_its_service_account_and_ca_and_pods_get_a_token_volume() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dev = Dev::up(tmp.path());
+    dev.ok(&["create", "namespace", "team"]);
+    // The serviceaccount and root-ca-cert-publisher controllers' work, a moment later.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let sa = dev.kubectl(&["-n", "team", "get", "serviceaccount", "default"]);
+        let ca = dev.kubectl(&[
+            "-n",
+            "team",
+            "get",
+            "configmap",
+            "kube-root-ca.crt",
+            "-o",
+            "jsonpath={.data.ca\\.crt}",
+        ]);
+        if sa.status.success() && ca.status.success() {
+            let pem = String::from_utf8_lossy(&ca.stdout);
+            assert!(pem.contains("BEGIN CERTIFICATE"), "{pem}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no default ServiceAccount or CA in namespace team"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // A pod that names no account runs as `default`, with the token volume in every container.
+    dev.ok(&[
+        "-n",
+        "team",
+        "run",
+        "web",
+        "--image=nginx",
+        "--restart=Never",
+    ]);
+    let spec = dev.ok(&["-n", "team", "get", "pod", "web", "-o", "jsonpath={.spec.serviceAccountName} {.spec.volumes[0].name} {.spec.containers[0].volumeMounts[0].mountPath}"]);
+    let parts: Vec<&str> = spec.split_whitespace().collect();
+    assert_eq!(parts[0], "default", "{spec}");
+    assert!(parts[1].starts_with("kube-api-access-"), "{spec}");
+    assert_eq!(
+        parts[2], "/var/run/secrets/kubernetes.io/serviceaccount",
+        "{spec}"
+    );
+    // An account that does not exist is refused, as upstream words it.
+    let out = dev.kubectl(&[
+        "-n",
+        "team",
+        "run",
+        "ghost",
+        "--image=nginx",
+        "--restart=Never",
+        "--overrides={\"spec\":{\"serviceAccountName\":\"ghost\"}}",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains(r#"pods "ghost" is forbidden: error looking up service account team/ghost: serviceaccount "ghost" not found"#),
+        "{stderr}"
+    );
+    // An account that opts out of token mounting gets pods without the volume.
+    dev.apply("apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: quiet, namespace: team}\nautomountServiceAccountToken: false\n");
+    dev.ok(&[
+        "-n",
+        "team",
+        "run",
+        "calm",
+        "--image=nginx",
+        "--restart=Never",
+        "--overrides={\"spec\":{\"serviceAccountName\":\"quiet\"}}",
+    ]);
+    let volumes = dev.ok(&[
+        "-n",
+        "team",
+        "get",
+        "pod",
+        "calm",
+        "-o",
+        "jsonpath={.spec.volumes}",
+    ]);
+    assert!(!volumes.contains("kube-api-access-"), "{volumes}");
+}

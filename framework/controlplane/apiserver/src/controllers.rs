@@ -40,6 +40,9 @@ pub(crate) async fn run(state: Arc<State>) {
         if let Err(e) = namespaces::finalize_namespaces(&state).await {
             tracing::warn!(error = %e, "namespace finalizer");
         }
+        if let Err(e) = namespaces::ensure_namespace_contents(&state).await {
+            tracing::warn!(error = %e, "namespace contents");
+        }
         if (kicked || ticks.is_multiple_of(GC_SWEEP_SECONDS))
             && let Err(e) = gc::collect(&state).await
         {

@@ -61,6 +61,7 @@ mod registry;
 mod request;
 mod scale;
 mod server;
+mod serviceaccount;
 mod state;
 mod table;
 pub mod tls;

@@ -193,6 +193,7 @@ impl ServerBuilder {
             addr.to_string(),
             stop_rx.clone(),
         ));
+        state.set_root_ca(self.tls.as_ref().map(|t| t.ca_pem.as_str()));
         state.load_crds().map_err(Error::Load)?;
         crate::controllers::bootstrap(&state)
             .await

@@ -68,6 +68,9 @@ pub(crate) struct State {
     quota_lock: tokio::sync::Mutex<()>,
     /// Request counters, served at `/metrics`.
     metrics: crate::metrics::Metrics,
+    /// The cluster's CA bundle (PEM; empty when serving plain HTTP), published in every
+    /// namespace's `kube-root-ca.crt` ConfigMap.
+    root_ca: RwLock<String>,
 }
 
 /// The result of a write: the object as written (or as it would be, on a dry run) and the
@@ -137,6 +140,23 @@ impl WriteOptions {
 }
 
 impl State {
+    /// Sets the CA bundle published in `kube-root-ca.crt` (before the controllers start).
+    pub(crate) fn set_root_ca(&self, pem: Option<&str>) {
+        *self
+            .root_ca
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+            pem.unwrap_or_default().to_string();
+    }
+
+    /// The CA bundle published in `kube-root-ca.crt`.
+    pub(crate) fn root_ca(&self) -> String {
+        self.root_ca
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
     /// The request counters served at `/metrics`.
     pub(crate) fn metrics(&self) -> &crate::metrics::Metrics {
         &self.metrics
@@ -167,6 +187,7 @@ impl State {
             webhook_generation: std::sync::atomic::AtomicU64::new(0),
             quota_lock: tokio::sync::Mutex::new(()),
             metrics: crate::metrics::Metrics::default(),
+            root_ca: RwLock::new(String::new()),
         }
     }
 

@@ -18,6 +18,7 @@ use crate::limits;
 use crate::object::{self, meta_str};
 use crate::quota::{self, ResourceList};
 use crate::registry::ResourceInfo;
+use crate::serviceaccount;
 
 /// The store prefix of a namespace's ResourceQuotas.
 fn quotas_prefix(ns: &str) -> String {
@@ -58,7 +59,8 @@ impl State {
     }
 
     /// The mutating plugins, on create: LimitRanger's default requests and limits for pods,
-    /// DefaultStorageClass for claims that name no class.
+    /// then ServiceAccount's (its account and token volume; a named account that does not
+    /// exist is refused), DefaultStorageClass for claims that name no class.
     pub(super) fn admit_namespace_defaults(
         &self,
         info: &ResourceInfo,
@@ -68,6 +70,21 @@ impl State {
         if is_core(info, "pods") {
             let ranges = self.stored_objects(&format!("/registry/core/limitranges/{ns}/"))?;
             limits::default_pod(obj, &ranges);
+            let account = serviceaccount::default_name(obj);
+            let stored = self
+                .stored(&format!("/registry/core/serviceaccounts/{ns}/{account}"))
+                .map(|kv| object::from_stored(&kv))
+                .transpose()?;
+            if stored.is_none() && account != serviceaccount::DEFAULT {
+                return Err(forbidden(
+                    info,
+                    obj,
+                    &format!(
+                        "error looking up service account {ns}/{account}: serviceaccount \"{account}\" not found"
+                    ),
+                ));
+            }
+            serviceaccount::mount_token(obj, stored.as_ref());
         } else if is_core(info, "persistentvolumeclaims")
             && obj
                 .pointer("/spec/storageClassName")
