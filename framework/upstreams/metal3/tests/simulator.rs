@@ -476,3 +476,79 @@ async fn an_externally_provisioned_host_is_not_inspected_but_its_power_is_manage
     env.shutdown().await;
     Ok(())
 }
+
+#[tokio::test]
+async fn a_virtual_media_bmc_boots_the_image_from_the_virtual_cd() -> anyhow::Result<()> {
+    let emulator = Emulator::builder().start().await?;
+    let images = mni_redfish::testing::ImageServer::start(b"not really an ISO".to_vec()).await?;
+    let env = env().await?;
+    let client = env.client();
+    secret(&client, "bmc", USER, Some(PASSWORD)).await?;
+    let address = emulator
+        .bmc_address(0)
+        .replacen("redfish+", "redfish-virtualmedia+", 1);
+    let url = images.url("live.iso");
+    host(
+        &client,
+        "server",
+        json!({
+            "online": true,
+            "bmc": {"address": address, "credentialsName": "bmc"},
+            "image": {"url": url, "format": "live-iso"},
+        }),
+    )
+    .await?;
+    wait_state(&client, "server", ProvisioningState::Provisioned).await?;
+    let bmc = emulator.client().connect().await?;
+    let system = &emulator.systems()[0].uuid;
+    let cd = bmc.virtual_media_drive(system, "Cd").await?;
+    // A live ISO stays in the drive; the host booted from it.
+    assert_eq!(cd.inserted, Some(true));
+    assert_eq!(cd.image.as_deref(), Some(url.as_str()));
+    assert_eq!(
+        bmc.boot(system)
+            .await?
+            .boot_source_override_target
+            .as_deref(),
+        Some("Cd")
+    );
+    assert_eq!(bmc.power_state(system).await?, Some(PowerState::On));
+    env.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn tls_is_verified_unless_disabled_like_metal3() -> anyhow::Result<()> {
+    let emulator = Emulator::builder().tls().start().await?;
+    let env = env().await?;
+    let client = env.client();
+    secret(&client, "bmc", USER, Some(PASSWORD)).await?;
+    assert!(emulator.bmc_address(0).starts_with("redfish+https://"));
+    for (name, disable) in [("verified", false), ("unverified", true)] {
+        host(
+            &client,
+            name,
+            json!({
+                "online": false,
+                "bmc": {
+                    "address": emulator.bmc_address(0),
+                    "credentialsName": "bmc",
+                    "disableCertificateVerification": disable,
+                },
+            }),
+        )
+        .await?;
+    }
+    // The emulator's certificate comes from a CA the system does not trust.
+    let verified = wait_error(&client, "verified").await?;
+    let status = verified.status.unwrap();
+    assert_eq!(status.error_type, Some(ErrorType::Registration));
+    assert!(
+        status.error_message.contains("TLS handshake"),
+        "{}",
+        status.error_message
+    );
+    wait_state(&client, "unverified", ProvisioningState::Available).await?;
+    env.shutdown().await;
+    Ok(())
+}
