@@ -96,7 +96,7 @@ pub(crate) fn hardware_details(
         ram_mebibytes: inventory.memory_gib.map(|g| (g * 1024.0).round() as i64),
         nics,
         storage,
-        cpu: Some(cpu),
+        cpu: (cpu != Cpu::default()).then_some(cpu),
         hostname: None,
     }
 }
@@ -171,5 +171,8 @@ mod tests {
         let hw = hardware_details(&inventory, None, None);
         assert_eq!(hw.cpu.unwrap().count, Some(2));
         assert!(hw.firmware.is_none());
+        // Nothing known about the processors: no empty `cpu: {}`.
+        let hw = hardware_details(&Inventory::default(), None, None);
+        assert!(hw.cpu.is_none());
     }
 }
