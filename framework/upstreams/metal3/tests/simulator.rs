@@ -552,3 +552,20 @@ async fn tls_is_verified_unless_disabled_like_metal3() -> anyhow::Result<()> {
     env.shutdown().await;
     Ok(())
 }
+
+#[tokio::test]
+async fn the_simulator_installs_its_crds_when_absent() -> anyhow::Result<()> {
+    let env = TestEnv::builder().start().await?;
+    let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
+        Api::all(env.client());
+    assert!(crds.get_opt("baremetalhosts.metal3.io").await?.is_none());
+    let sim = mni_metal3::simulator::Simulator::new(env.client());
+    sim.install_crds().await?;
+    // A second time is harmless: existing CRDs are left as they are.
+    sim.install_crds().await?;
+    for name in ["baremetalhosts.metal3.io", "hardwaredata.metal3.io"] {
+        assert!(crds.get_opt(name).await?.is_some(), "{name}");
+    }
+    env.shutdown().await;
+    Ok(())
+}
