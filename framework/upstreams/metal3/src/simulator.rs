@@ -225,12 +225,16 @@ struct Track {
     progress: Progress,
 }
 
+/// A finished reconcile: the host's uid, the trigger key it started from, and how it went.
+type Reconciled = (String, String, Result<Outcome, kube::Error>);
+
 /// The loop: on every change or due time, list hosts and Secrets and start a reconcile of
 /// each host that changed or is due and is not being reconciled.
 async fn passes(ctx: Context, notify: Arc<Notify>) {
     let mut tracks: HashMap<String, Track> = HashMap::new();
     let mut running: HashSet<String> = HashSet::new();
-    let mut tasks: JoinSet<(String, String, Result<Outcome, kube::Error>)> = JoinSet::new();
+    let mut tasks: JoinSet<Reconciled> = JoinSet::new();
+    let mut ids: HashMap<tokio::task::Id, String> = HashMap::new();
     let mut pass_due: Option<Instant> = Some(Instant::now());
     loop {
         if pass_due.is_some_and(|d| d <= Instant::now()) {
@@ -261,11 +265,13 @@ async fn passes(ctx: Context, notify: Arc<Notify>) {
                         let progress = std::mem::take(&mut track.progress);
                         running.insert(uid.clone());
                         let ctx = ctx.clone();
-                        tasks.spawn(async move {
+                        let task = uid.clone();
+                        let handle = tasks.spawn(async move {
                             let outcome =
                                 host::reconcile(&ctx, &host, secret.as_ref(), progress).await;
-                            (uid, key, outcome)
+                            (task, key, outcome)
                         });
+                        ids.insert(handle.id(), uid);
                     }
                 }
                 Err(error) => {
@@ -285,37 +291,53 @@ async fn passes(ctx: Context, notify: Arc<Notify>) {
                 tokio::time::sleep(DEBOUNCE).await;
                 pass_due = Some(Instant::now());
             }
-            Some(done) = tasks.join_next(), if !tasks.is_empty() => {
-                match done {
-                    Ok((uid, key, outcome)) => {
-                        running.remove(&uid);
-                        let track = tracks.entry(uid).or_default();
-                        match outcome {
-                            Ok(outcome) => {
-                                track.key = key;
-                                track.due = outcome.requeue.map(|r| Instant::now() + r);
-                                track.progress = outcome.progress;
-                            }
-                            Err(error) => {
-                                tracing::debug!(%error, "metal3 simulator: reconcile failed; retrying");
-                                track.due = Some(Instant::now() + RETRY);
-                            }
-                        }
-                        if track.due.is_some() {
-                            pass_due = Some(pass_due.map_or(track.due.unwrap_or_else(Instant::now), |p| p.min(track.due.unwrap_or(p))));
-                        }
-                    }
-                    Err(error) => {
-                        tracing::error!(%error, "metal3 simulator: a reconcile panicked");
-                        // Its host is retried on the next change; forget that it ran.
-                        running.retain(|uid| tracks.contains_key(uid));
-                        pass_due = Some(Instant::now() + RETRY);
-                    }
-                }
+            Some(done) = tasks.join_next_with_id(), if !tasks.is_empty() => {
+                finished(done, &mut tracks, &mut running, &mut ids);
             }
             () = sleep_until(wake) => {
                 pass_due = Some(Instant::now());
             }
+        }
+    }
+}
+
+/// Records the outcome of a reconcile; the host is due again after its requeue (a failed
+/// reconcile after [`RETRY`]), and the loop's wake-up takes that into account.
+fn finished(
+    done: Result<(tokio::task::Id, Reconciled), tokio::task::JoinError>,
+    tracks: &mut HashMap<String, Track>,
+    running: &mut HashSet<String>,
+    ids: &mut HashMap<tokio::task::Id, String>,
+) {
+    let (id, uid, outcome) = match done {
+        Ok((id, (uid, key, outcome))) => {
+            let track = tracks.entry(uid.clone()).or_default();
+            if outcome.is_ok() {
+                track.key = key;
+            }
+            (id, uid, outcome)
+        }
+        Err(error) => {
+            tracing::error!(%error, "metal3 simulator: a reconcile panicked");
+            let Some(uid) = ids.remove(&error.id()) else {
+                return;
+            };
+            running.remove(&uid);
+            tracks.entry(uid).or_default().due = Some(Instant::now() + RETRY);
+            return;
+        }
+    };
+    ids.remove(&id);
+    running.remove(&uid);
+    let track = tracks.entry(uid).or_default();
+    match outcome {
+        Ok(outcome) => {
+            track.due = outcome.requeue.map(|r| Instant::now() + r);
+            track.progress = outcome.progress;
+        }
+        Err(error) => {
+            tracing::debug!(%error, "metal3 simulator: reconcile failed; retrying");
+            track.due = Some(Instant::now() + RETRY);
         }
     }
 }
