@@ -569,3 +569,171 @@ async fn the_simulator_installs_its_crds_when_absent() -> anyhow::Result<()> {
     env.shutdown().await;
     Ok(())
 }
+
+/// The book's flow with kubectl (which sends tokens only over TLS) against an HTTPS server,
+/// as `mni-dev up --simulate-upstream metal3` serves: apply a host, wait for `provisioned`,
+/// read the printer columns, power it off, delete it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_provisions_powers_off_and_deletes_a_host() -> anyhow::Result<()> {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+
+    let emulator = Emulator::builder().start().await?;
+    let tmp = tempfile::tempdir()?;
+    let identity = mni_apiserver::tls::TlsIdentity::load_or_create(&tmp.path().join("pki"), None)?;
+    let server = mni_apiserver::Server::builder()
+        .with_tls(identity)
+        .start()
+        .await?;
+    let kubeconfig = tmp.path().join("kubeconfig");
+    std::fs::write(&kubeconfig, server.kubeconfig())?;
+    let config = kube::Config::from_custom_kubeconfig(
+        serde_yaml::from_str(&server.kubeconfig())?,
+        &kube::config::KubeConfigOptions::default(),
+    )
+    .await?;
+    let client = Client::try_from(config)?;
+    let simulator = mni_metal3::simulator::Simulator::new(client.clone())
+        .with_power_poll_interval(Duration::from_millis(100));
+    simulator.install_crds().await?;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let sim = tokio::spawn(simulator.with_crd_install(false).run(async {
+        let _ = stopped.await;
+    }));
+
+    let kubectl = |args: &[&str], stdin: Option<&str>| -> anyhow::Result<String> {
+        let mut child = Command::new("kubectl")
+            .args(args)
+            .env("KUBECONFIG", &kubeconfig)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()?;
+        let mut input = child.stdin.take().expect("piped");
+        input.write_all(stdin.unwrap_or_default().as_bytes())?;
+        drop(input);
+        let out = child.wait_with_output()?;
+        anyhow::ensure!(
+            out.status.success(),
+            "kubectl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let address = emulator.bmc_address(0);
+    let manifest = format!(
+        r#"apiVersion: v1
+kind: Secret
+metadata:
+  name: server-0-bmc
+type: Opaque
+stringData:
+  username: admin
+  password: password
+---
+apiVersion: metal3.io/v1alpha1
+kind: BareMetalHost
+metadata:
+  name: server-0
+spec:
+  online: true
+  bootMACAddress: "{mac}"
+  bmc:
+    address: {address}
+    credentialsName: server-0-bmc
+  image:
+    url: http://images.example/ubuntu-24.04.qcow2
+    checksum: http://images.example/ubuntu-24.04.qcow2.sha256sum
+    checksumType: sha256
+    format: qcow2
+"#,
+        mac = emulator.systems()[0].macs[0],
+    );
+    kubectl(&["apply", "-f", "-"], Some(&manifest))?;
+    let waited = kubectl(
+        &[
+            "wait",
+            "bmh/server-0",
+            "--for=jsonpath={.status.provisioning.state}=provisioned",
+            "--timeout=90s",
+        ],
+        None,
+    )?;
+    assert!(waited.contains("condition met"), "{waited}");
+    let table = kubectl(&["get", "bmh", "-o", "wide"], None)?;
+    let mut lines = table.lines();
+    let header: Vec<&str> = lines
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        header,
+        [
+            "NAME", "STATUS", "STATE", "CONSUMER", "BMC", "ONLINE", "ERROR", "AGE"
+        ],
+        "{table}"
+    );
+    let row: Vec<&str> = lines
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        row[..5],
+        ["server-0", "OK", "provisioned", address.as_str(), "true"],
+        "{table}"
+    );
+    let narrow = kubectl(&["get", "bmh"], None)?;
+    assert!(
+        !narrow.contains("STATUS") && narrow.contains("STATE"),
+        "{narrow}"
+    );
+    let data = kubectl(
+        &[
+            "get",
+            "hd",
+            "server-0",
+            "-o",
+            "jsonpath={.spec.hardware.nics[0].mac}",
+        ],
+        None,
+    )?;
+    assert_eq!(data, emulator.systems()[0].macs[0]);
+
+    kubectl(
+        &[
+            "patch",
+            "bmh",
+            "server-0",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec":{"online":false}}"#,
+        ],
+        None,
+    )?;
+    kubectl(
+        &[
+            "wait",
+            "bmh/server-0",
+            "--for=jsonpath={.status.poweredOn}=false",
+            "--timeout=90s",
+        ],
+        None,
+    )?;
+    assert_eq!(bmc_power(&emulator, 0).await?, Some(PowerState::Off));
+    // kubectl delete waits until the finalizer is gone: after the deprovisioning.
+    kubectl(&["delete", "bmh", "server-0", "--timeout=90s"], None)?;
+    assert_eq!(bmc_power(&emulator, 0).await?, Some(PowerState::Off));
+    assert!(
+        kubectl(&["get", "bmh", "-o", "name"], None)?
+            .trim()
+            .is_empty()
+    );
+
+    let _ = stop.send(());
+    sim.await??;
+    server.shutdown().await;
+    Ok(())
+}
