@@ -44,9 +44,13 @@
 //!   powered off (`powering off before delete`, then `deleting`), and only then are its
 //!   HardwareData and the finalizer removed. A host that never registered goes at once.
 //!
+//! Annotations: `inspect.metal3.io: disabled` skips inspection (available without hardware);
+//! `baremetalhost.metal3.io/detached` leaves the BMC alone (`operationalStatus: detached`) and
+//! lets a deleted host go without deprovisioning — the way out for a host whose BMC is gone.
+//!
 //! A failed BMC action sets `provisioning error`, `inspection error` or `power management
 //! error` the same way and is retried. Not simulated: IPMI and the vendor drivers, cleaning,
-//! RAID and firmware settings, `preparing`, the `detached` and `paused` annotations, events.
+//! RAID and firmware settings, `preparing`, the `paused` annotation, events.
 
 mod hardware;
 mod host;
@@ -357,6 +361,7 @@ fn trigger_key(host: &BareMetalHost, secret: Option<&Secret>) -> String {
         host.spec,
         host.metadata.deletion_timestamp,
         host.metadata.finalizers,
+        host.metadata.annotations,
         secret.and_then(|s| s.metadata.resource_version.clone()),
     ])
     .to_string()

@@ -737,3 +737,66 @@ spec:
     server.shutdown().await;
     Ok(())
 }
+
+#[tokio::test]
+async fn annotations_skip_inspection_and_detach_a_host_whose_bmc_is_gone() -> anyhow::Result<()> {
+    let emulator = Emulator::builder().systems(2).start().await?;
+    let env = env().await?;
+    let client = env.client();
+    secret(&client, "bmc", USER, Some(PASSWORD)).await?;
+    let uninspected: BareMetalHost = serde_json::from_value(json!({
+        "apiVersion": "metal3.io/v1alpha1", "kind": "BareMetalHost",
+        "metadata": {"name": "uninspected", "annotations": {"inspect.metal3.io": "disabled"}},
+        "spec": {"online": false, "bmc": {"address": emulator.bmc_address(1), "credentialsName": "bmc"}},
+    }))?;
+    hosts(&client)
+        .create(&PostParams::default(), &uninspected)
+        .await?;
+    host(
+        &client,
+        "server",
+        json!({
+            "online": true,
+            "bmc": {"address": emulator.bmc_address(0), "credentialsName": "bmc"},
+            "image": {"url": "http://images.example/a.raw", "format": "raw"},
+        }),
+    )
+    .await?;
+    let host = wait_state(&client, "uninspected", ProvisioningState::Available).await?;
+    assert!(host.status.unwrap().hardware.is_none());
+    wait_state(&client, "server", ProvisioningState::Provisioned).await?;
+
+    // The BMC goes away: the provisioned host cannot be re-registered, and deleting it
+    // would wait for a deprovisioning that cannot happen.
+    drop(emulator);
+    hosts(&client)
+        .patch(
+            "server",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"online": false}})),
+        )
+        .await?;
+    let host = wait_error(&client, "server").await?;
+    assert_eq!(
+        host.status.unwrap().error_type,
+        Some(ErrorType::ProvisionedRegistration)
+    );
+    hosts(&client)
+        .delete("server", &DeleteParams::default())
+        .await?;
+    let host = hosts(&client).get("server").await?;
+    assert!(host.finalizers().iter().any(|f| f == HOST_FINALIZER));
+    // Detaching it lets it go.
+    hosts(&client)
+        .patch(
+            "server",
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"metadata": {"annotations": {"baremetalhost.metal3.io/detached": ""}}}),
+            ),
+        )
+        .await?;
+    wait_deleted(&hosts(&client), "server", TIMEOUT).await?;
+    env.shutdown().await;
+    Ok(())
+}

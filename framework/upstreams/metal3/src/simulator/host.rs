@@ -26,6 +26,12 @@ use crate::v1alpha1::{
     SecretReference,
 };
 
+/// The annotation that detaches a host from the provisioner.
+pub(crate) const DETACHED_ANNOTATION: &str = "baremetalhost.metal3.io/detached";
+
+/// The annotation that, set to `disabled`, skips inspection.
+pub(crate) const INSPECT_ANNOTATION: &str = "inspect.metal3.io";
+
 /// The timings of the simulator.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Settings {
@@ -213,8 +219,19 @@ impl Run<'_> {
             self.status.provisioning.id = self.host.uid().unwrap_or_default();
             self.history(|h| &mut h.register).start = Some(Self::now());
         }
-        if self.state() == S::Detached {
+        // Detached (`baremetalhost.metal3.io/detached`): the BMC is left alone, and a deleted
+        // host goes without deprovisioning, as baremetal-operator does.
+        if self.host.annotations().contains_key(DETACHED_ANNOTATION) || self.state() == S::Detached
+        {
+            if self.deleting {
+                self.release().await?;
+                return Ok(None);
+            }
+            self.status.operational_status = OperationalStatus::Detached;
             return Ok(Some(None));
+        }
+        if self.status.operational_status == OperationalStatus::Detached {
+            self.status.operational_status = OperationalStatus::Ok;
         }
         let registered = self.status.good_credentials.is_some();
         if self.deleting && (!registered || self.state() == S::Deleting) {
@@ -255,6 +272,11 @@ impl Run<'_> {
             state: self.state(),
             deleting: self.deleting,
             externally_provisioned: self.host.spec.externally_provisioned == Some(true),
+            inspection_disabled: self
+                .host
+                .annotations()
+                .get(INSPECT_ANNOTATION)
+                .is_some_and(|v| v == "disabled"),
             image: self.host.spec.image.as_ref(),
             provisioned_image: self.status.provisioning.image.as_ref(),
         };

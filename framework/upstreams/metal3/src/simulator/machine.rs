@@ -22,6 +22,8 @@ pub(crate) struct HostView<'a> {
     pub(crate) deleting: bool,
     /// `spec.externallyProvisioned`.
     pub(crate) externally_provisioned: bool,
+    /// The `inspect.metal3.io: disabled` annotation.
+    pub(crate) inspection_disabled: bool,
     /// `spec.image`.
     pub(crate) image: Option<&'a Image>,
     /// `status.provisioning.image`: what is (being) provisioned.
@@ -69,6 +71,7 @@ pub(crate) fn next_step(host: &HostView<'_>) -> Step {
         S::None | S::Unmanaged => Step::Enter(S::Registering),
         S::Registering if host.externally_provisioned => Step::Enter(S::ExternallyProvisioned),
         S::Registering => Step::Enter(S::Inspecting),
+        S::Inspecting if host.inspection_disabled => Step::Enter(S::Available),
         S::Inspecting => Step::Inspect,
         S::Preparing | S::PoweringOffBeforeDelete | S::Deleting => Step::Enter(S::Available),
         S::Available if host.externally_provisioned => Step::Enter(S::ExternallyProvisioned),
@@ -161,6 +164,7 @@ mod tests {
             state,
             deleting: false,
             externally_provisioned: false,
+            inspection_disabled: false,
             image,
             provisioned_image: done,
         }
@@ -200,6 +204,14 @@ mod tests {
             next_step(&view(S::Provisioned, Some(&img), Some(&img))),
             Step::ManagePower
         );
+    }
+
+    #[test]
+    fn inspection_can_be_disabled_by_annotation() {
+        let mut host = view(S::Inspecting, None, None);
+        assert_eq!(next_step(&host), Step::Inspect);
+        host.inspection_disabled = true;
+        assert_eq!(next_step(&host), Step::Enter(S::Available));
     }
 
     #[test]
