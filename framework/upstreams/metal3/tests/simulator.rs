@@ -295,6 +295,8 @@ async fn wrong_credentials_give_a_registration_error() -> anyhow::Result<()> {
     );
     assert!(status.error_count >= 1);
     assert!(status.good_credentials.is_none());
+    let tried = status.tried_credentials.clone().expect("triedCredentials");
+    assert_eq!(tried.credentials.unwrap().name.as_deref(), Some("bmc"));
     // The system stays as it was.
     assert_eq!(bmc_power(&emulator, 0).await?, Some(PowerState::Off));
 

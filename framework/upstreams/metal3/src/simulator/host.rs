@@ -238,6 +238,17 @@ impl Run<'_> {
             self.release().await?;
             return Ok(None);
         }
+        // Metal3 records the credentials it tries, and those that worked.
+        let credentials = CredentialsStatus {
+            credentials: Some(SecretReference {
+                name: Some(bmc.credentials_name.clone()),
+                namespace: self.host.namespace(),
+            }),
+            credentials_version: secret.and_then(|s| s.metadata.resource_version.clone()),
+        };
+        if secret.is_some() {
+            self.status.tried_credentials = Some(credentials.clone());
+        }
         let target = match self.connect(&bmc, secret).await {
             Ok(target) => target,
             Err(message) => {
@@ -255,13 +266,7 @@ impl Run<'_> {
         ) {
             self.clear_error();
         }
-        self.status.good_credentials = Some(CredentialsStatus {
-            credentials: Some(SecretReference {
-                name: Some(bmc.credentials_name.clone()),
-                namespace: self.host.namespace(),
-            }),
-            credentials_version: secret.and_then(|s| s.metadata.resource_version.clone()),
-        });
+        self.status.good_credentials = Some(credentials);
         if self.status.operational_status == OperationalStatus::Unset {
             self.status.operational_status = OperationalStatus::Ok;
         }
