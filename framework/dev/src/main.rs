@@ -4,7 +4,7 @@
 //! kubeconfig, prints a line containing `ready`, and shuts down cleanly on SIGTERM/SIGINT.
 //! Beside it run the workload simulator and, with `--simulate-upstream`, fake controllers
 //! of upstream projects (`kube-ovn`: `mni_kubeovn::simulator`; `kubevirt`:
-//! `mni_kubevirt::simulator`).
+//! `mni_kubevirt::simulator`; `metal3`: `mni_metal3::simulator`).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -62,7 +62,11 @@ struct UpArgs {
     /// Vpcs, Subnets, VPC NAT gateways, iptables EIPs and SNAT/DNAT rules become ready, with
     /// address counts and EIPs from 172.19.0.0/24 — no packets are forwarded. `kubevirt`:
     /// kubevirt.io/v1 VirtualMachines get instances that run on node mni-dev-kubevirt with
-    /// addresses, and cdi.kubevirt.io DataVolumes import — no guest boots.
+    /// addresses, and cdi.kubevirt.io DataVolumes import — no guest boots. `metal3`:
+    /// metal3.io/v1alpha1 BareMetalHosts are registered, inspected, provisioned and powered
+    /// through their BMCs over real Redfish (redfish://, redfish+http(s)://,
+    /// redfish-virtualmedia://, idrac-redfish://, ilo5-redfish://; ipmi:// is refused) — no
+    /// image is written.
     #[arg(long, value_enum, value_delimiter = ',', value_name = "UPSTREAM")]
     simulate_upstream: Vec<Upstream>,
 }
@@ -74,6 +78,8 @@ enum Upstream {
     KubeOvn,
     /// KubeVirt's virt-controller and virt-handler and CDI (`mni_kubevirt::simulator`).
     Kubevirt,
+    /// Metal3's baremetal-operator and Ironic, over Redfish (`mni_metal3::simulator`).
+    Metal3,
 }
 
 async fn up(args: UpArgs) -> anyhow::Result<()> {
@@ -112,7 +118,13 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         Some(server.loopback_client())
     };
     let mut upstreams = args.simulate_upstream.clone();
-    upstreams.dedup();
+    // Each upstream once, in the order first given (`dedup` alone keeps `a,b,a`).
+    let mut seen = Vec::new();
+    upstreams.retain(|u| {
+        let first = !seen.contains(u);
+        seen.push(*u);
+        first
+    });
     // The upstream CRDs are there before we say ready, so `kubectl apply` works at once.
     for upstream in &upstreams {
         let Some(client) = client.clone() else {
@@ -127,6 +139,10 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
                 .install_crds()
                 .await
                 .context("installing the KubeVirt and CDI CRDs")?,
+            Upstream::Metal3 => mni_metal3::simulator::Simulator::new(client)
+                .install_crds()
+                .await
+                .context("installing the Metal3 CRDs")?,
         }
     }
     let kubeconfig = args
@@ -168,6 +184,10 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
                     .await
                     .map_err(anyhow::Error::from),
                 Upstream::Kubevirt => mni_kubevirt::simulator::Simulator::new(client)
+                    .run(shutdown)
+                    .await
+                    .map_err(anyhow::Error::from),
+                Upstream::Metal3 => mni_metal3::simulator::Simulator::new(client)
                     .run(shutdown)
                     .await
                     .map_err(anyhow::Error::from),

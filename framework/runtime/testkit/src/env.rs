@@ -1,5 +1,6 @@
 //! [`TestEnv`] and its builder: one in-process API server per test, its admin client, CRD
-//! installation, an optional workload simulator and an optional fake Kube-OVN.
+//! installation, an optional workload simulator and the optional fake Kube-OVN, KubeVirt and
+//! Metal3.
 //!
 //! The server is `mni-apiserver` in memory on an ephemeral loopback port, speaking plain HTTP;
 //! it starts in milliseconds, so every test gets its own. Clients made here talk to it like
@@ -33,6 +34,7 @@ pub struct TestEnvBuilder {
     simulator: bool,
     kube_ovn: bool,
     kubevirt: bool,
+    metal3: bool,
     crds: Vec<CustomResourceDefinition>,
     timeout: Duration,
 }
@@ -43,6 +45,7 @@ impl Default for TestEnvBuilder {
             simulator: false,
             kube_ovn: false,
             kubevirt: false,
+            metal3: false,
             crds: Vec::new(),
             timeout: DEFAULT_TIMEOUT,
         }
@@ -71,6 +74,16 @@ impl TestEnvBuilder {
     /// bound by the workload simulator: enable [`with_simulator`](Self::with_simulator) too.
     pub fn with_kubevirt(mut self, enabled: bool) -> Self {
         self.kubevirt = enabled;
+        self
+    }
+
+    /// Installs the `metal3.io/v1alpha1` CRDs of `mni-metal3` and runs its Metal3 simulator in
+    /// the background (default: off), so BareMetalHosts are registered, inspected, provisioned
+    /// and powered through their BMCs over Redfish (in tests, `mni_redfish::testing::Emulator`).
+    /// It polls the BMCs every 100 ms while it waits for them and gives up on a request after
+    /// 5 s, so tests wait little.
+    pub fn with_metal3(mut self, enabled: bool) -> Self {
+        self.metal3 = enabled;
         self
     }
 
@@ -109,6 +122,7 @@ impl TestEnvBuilder {
             simulator: None,
             kube_ovn: None,
             kubevirt: None,
+            metal3: None,
             timeout: self.timeout,
         };
         if self.simulator {
@@ -121,6 +135,10 @@ impl TestEnvBuilder {
         if self.kubevirt {
             env.install_crds(&mni_kubevirt::crds()).await?;
             env.kubevirt = Some(SimulatorTask::spawn_kubevirt(env.client.clone()));
+        }
+        if self.metal3 {
+            env.install_crds(&mni_metal3::crds()).await?;
+            env.metal3 = Some(SimulatorTask::spawn_metal3(env.client.clone()));
         }
         if !self.crds.is_empty() {
             env.install_crds(&self.crds).await?;
@@ -154,6 +172,7 @@ pub struct TestEnv {
     simulator: Option<SimulatorTask>,
     kube_ovn: Option<SimulatorTask>,
     kubevirt: Option<SimulatorTask>,
+    metal3: Option<SimulatorTask>,
     timeout: Duration,
 }
 
@@ -275,6 +294,9 @@ impl TestEnv {
         if let Some(kubevirt) = self.kubevirt.take() {
             kubevirt.stop().await;
         }
+        if let Some(metal3) = self.metal3.take() {
+            metal3.stop().await;
+        }
         if let Some(server) = self.server.take() {
             server.shutdown().await;
         }
@@ -288,6 +310,7 @@ impl std::fmt::Debug for TestEnv {
             .field("simulator", &self.simulator.is_some())
             .field("kube_ovn", &self.kube_ovn.is_some())
             .field("kubevirt", &self.kubevirt.is_some())
+            .field("metal3", &self.metal3.is_some())
             .field("timeout", &self.timeout)
             .finish_non_exhaustive()
     }
@@ -304,6 +327,9 @@ impl Drop for TestEnv {
         if let Some(kubevirt) = self.kubevirt.take() {
             kubevirt.abort();
         }
+        if let Some(metal3) = self.metal3.take() {
+            metal3.abort();
+        }
         if let Some(server) = self.server.take() {
             match tokio::runtime::Handle::try_current() {
                 Ok(runtime) => {
@@ -317,7 +343,7 @@ impl Drop for TestEnv {
     }
 }
 
-/// A simulator (workload, Kube-OVN or KubeVirt) running in the background.
+/// A simulator (workload, Kube-OVN, KubeVirt or Metal3) running in the background.
 #[derive(Debug)]
 struct SimulatorTask {
     stop: oneshot::Sender<()>,
@@ -366,6 +392,26 @@ impl SimulatorTask {
                 .with_step_interval(Duration::from_millis(20));
             if let Err(error) = simulator.run(shutdown).await {
                 tracing::error!(%error, "the KubeVirt simulator stopped");
+            }
+        });
+        SimulatorTask { stop, task }
+    }
+
+    /// The Metal3 simulator; the CRDs are installed already. It polls BMCs every 100 ms while
+    /// waiting for them, reads power back every 2 s and times Redfish requests out after 5 s.
+    fn spawn_metal3(client: Client) -> Self {
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let shutdown = async {
+                let _ = stopped.await;
+            };
+            let simulator = mni_metal3::simulator::Simulator::new(client)
+                .with_crd_install(false)
+                .with_power_poll_interval(Duration::from_millis(100))
+                .with_resync_interval(Duration::from_secs(2))
+                .with_bmc_timeout(Duration::from_secs(5));
+            if let Err(error) = simulator.run(shutdown).await {
+                tracing::error!(%error, "the Metal3 simulator stopped");
             }
         });
         SimulatorTask { stop, task }

@@ -44,8 +44,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource};
@@ -84,23 +83,9 @@ pub enum Error {
     /// The external pool is not a CIDR.
     #[error("invalid external pool: {0}")]
     Pool(#[source] ipam::Error),
-    /// The CRDs could not be read or installed.
-    #[error("installing CustomResourceDefinition {name}: {source}")]
-    InstallCrd {
-        /// The CRD's name.
-        name: String,
-        /// What the API server said.
-        #[source]
-        source: kube::Error,
-    },
-    /// A CRD did not become `Established` in time.
-    #[error("CustomResourceDefinition {name} is not Established after {timeout:?}")]
-    NotEstablished {
-        /// The CRD's name.
-        name: String,
-        /// How long the simulator waited.
-        timeout: Duration,
-    },
+    /// The CRDs could not be installed, or did not become `Established`.
+    #[error(transparent)]
+    Crds(#[from] mni_crd_install::Error),
 }
 
 /// The fake Kube-OVN controller. Build it with [`Simulator::new`], then
@@ -319,59 +304,7 @@ where
 
 /// Installs the absent CRDs of the subset and waits until all are `Established`.
 async fn install_crds(client: &Client) -> Result<(), Error> {
-    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let params = PatchParams::apply(FIELD_MANAGER).force();
-    let all = crds();
-    for crd in &all {
-        let name = crd.metadata.name.clone().unwrap_or_default();
-        let install_error = |source| Error::InstallCrd {
-            name: name.clone(),
-            source,
-        };
-        if api.get_opt(&name).await.map_err(install_error)?.is_some() {
-            continue;
-        }
-        let clean = CustomResourceDefinition {
-            metadata: ObjectMeta {
-                name: Some(name.clone()),
-                ..ObjectMeta::default()
-            },
-            spec: crd.spec.clone(),
-            status: None,
-        };
-        api.patch(&name, &params, &Patch::Apply(&clean))
-            .await
-            .map_err(install_error)?;
-    }
-    let deadline = tokio::time::Instant::now() + ESTABLISH_TIMEOUT;
-    for crd in &all {
-        let name = crd.metadata.name.clone().unwrap_or_default();
-        loop {
-            let current = api
-                .get_opt(&name)
-                .await
-                .map_err(|source| Error::InstallCrd {
-                    name: name.clone(),
-                    source,
-                })?;
-            let established = current
-                .and_then(|c| c.status)
-                .and_then(|s| s.conditions)
-                .unwrap_or_default()
-                .iter()
-                .any(|c| c.type_ == "Established" && c.status == "True");
-            if established {
-                break;
-            }
-            if tokio::time::Instant::now() >= deadline {
-                return Err(Error::NotEstablished {
-                    name,
-                    timeout: ESTABLISH_TIMEOUT,
-                });
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
+    mni_crd_install::install_absent(client, &crds(), FIELD_MANAGER, ESTABLISH_TIMEOUT).await?;
     Ok(())
 }
 
