@@ -17,6 +17,9 @@ use serde_json::json;
 
 use support::start;
 
+/// The ConfigMap with the cluster's CA bundle that every namespace has.
+const ROOT_CA: &str = "kube-root-ca.crt";
+
 fn cm(name: &str, labels: serde_json::Value) -> ConfigMap {
     serde_json::from_value(json!({
         "apiVersion": "v1", "kind": "ConfigMap",
@@ -220,7 +223,13 @@ async fn lists_select_and_paginate() {
     let mut lp = ListParams::default().limit(3);
     loop {
         let page = api.list(&lp).await.expect("page");
-        names.extend(page.items.iter().filter_map(|c| c.metadata.name.clone()));
+        // Every namespace has its CA bundle, as on a real cluster.
+        names.extend(
+            page.items
+                .iter()
+                .filter_map(|c| c.metadata.name.clone())
+                .filter(|n| n != ROOT_CA),
+        );
         match page.metadata.continue_ {
             Some(c) if !c.is_empty() => lp = lp.continue_token(&c),
             _ => break,
@@ -232,7 +241,7 @@ async fn lists_select_and_paginate() {
         .list_metadata(&ListParams::default())
         .await
         .expect("metadata list");
-    assert_eq!(meta.items.len(), 7);
+    assert_eq!(meta.items.len(), 7 + 1, "c0..c6 and the CA bundle");
     let ns: Api<Namespace> = Api::all(client);
     assert!(
         ns.list(&ListParams::default())
@@ -645,6 +654,7 @@ async fn deletecollection_and_metadata_watches() {
         .items
         .into_iter()
         .filter_map(|c| c.metadata.name)
+        .filter(|n| n != ROOT_CA)
         .collect();
     assert_eq!(left, vec!["k1".to_string()]);
     let events: Vec<_> = stream.take(2).try_collect().await.expect("events");
