@@ -5,6 +5,10 @@
 //! subnet Ready, then runs with its fixed address from Kube-OVN's IPAM; it stops and starts
 //! with its run strategy; deleting it deletes its KubeVirt VirtualMachine.
 
+#[allow(
+    unused_imports,
+    reason = "the service tests share the module; this one uses part of it"
+)]
 mod service_support;
 
 use std::time::Instant;
