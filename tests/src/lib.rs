@@ -193,6 +193,27 @@ pub const GOLDEN: &[Golden] = &[
             &["--plugins", "vpc/v1", "new", "service", "network"],
         ],
     },
+    Golden {
+        name: "vm",
+        dir: Some("services/vm"),
+        about: "the reference VM service: vm.mni.dev/v1 on KubeVirt, in VPC subnets",
+        commands: &[
+            &[
+                "--plugins",
+                "vm/v1",
+                "init",
+                "--domain",
+                "mni.dev",
+                "--project-name",
+                "mni-vm",
+                "--owner",
+                "The mNi authors",
+                "--mni-path",
+                SERVICE_MNI_PATH,
+            ],
+            &["--plugins", "vm/v1", "new", "service", "compute"],
+        ],
+    },
 ];
 
 /// Why a golden project could not be generated or compared.

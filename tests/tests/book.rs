@@ -1,5 +1,5 @@
 //! Runs every `$ ` command of the book chapters "Your first operator", "Build your first
-//! service" and "Give a tenant a VPC", in order, each chapter in one bash session in a temporary directory, with the
+//! service", "Give a tenant a VPC" and "Give a tenant a virtual machine", in order, each chapter in one bash session in a temporary directory, with the
 //! `mni-scaffold` and `mni-dev` binaries of this build and kubectl on PATH — and checks what the
 //! chapter says happens.
 
@@ -153,4 +153,23 @@ fn vpc_chapter_commands_run() {
     );
     // The Kube-OVN objects were there while the VPC was, and are gone after it.
     assert_eq!(stderr.matches("No resources found").count(), 1, "{stderr}");
+}
+
+#[test]
+fn vm_chapter_commands_run() {
+    let (stdout, stderr) = run_chapter("vm.md");
+    expect_all(
+        &stdout,
+        &stderr,
+        &[
+            "create operator/src/controllers/instance.rs",
+            "instance.compute.mni.dev/instance-sample condition met",
+            "Running 10.0.1.20 mni-dev-kubevirt",
+            "ssh_authorized_keys:",
+            "alice@example.com",
+            "instanceType: unknown instance type t2.micro",
+            "instance.compute.mni.dev \"instance-sample\" deleted",
+            "No resources found",
+        ],
+    );
 }
