@@ -292,6 +292,9 @@ pub(crate) async fn sync(
     if node.is_none() && requires_node {
         // Registration is under way; try again soon.
         out.retry = true;
+        for p in pending {
+            out.redo.add_pod(p.metadata.uid.as_deref());
+        }
         return;
     }
     // What the pods already bound to the node request (finished pods hold nothing).
