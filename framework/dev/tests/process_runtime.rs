@@ -183,6 +183,39 @@ spec:
     let no_container = dev.kubectl(&["logs", "hello", "-c", "nope"]);
     assert!(!no_container.status.success());
 
+    // `kubectl logs -f` streams until the container ends; init containers run first.
+    dev.apply(
+        r#"
+apiVersion: v1
+kind: Pod
+metadata: {name: counter}
+spec:
+  restartPolicy: Never
+  initContainers:
+  - {name: setup, image: sh, command: ["/bin/sh", "-c", "echo prepared > $MNI_ROOT/../ready"]}
+  containers:
+  - name: main
+    image: sh
+    command: ["/bin/sh", "-c", "cat $MNI_ROOT/../ready; for i in 1 2 3; do echo line $i; sleep 1; done"]
+"#,
+    );
+    wait_for("counter running", || {
+        (jsonpath(&dev, "pod/counter", "{.status.phase}") == "Running").then_some(())
+    });
+    let followed = dev.ok(&["logs", "-f", "counter"]);
+    assert_eq!(followed, "prepared\nline 1\nline 2\nline 3\n");
+    wait_for("counter succeeded", || {
+        (jsonpath(&dev, "pod/counter", "{.status.phase}") == "Succeeded").then_some(())
+    });
+    assert_eq!(
+        jsonpath(
+            &dev,
+            "pod/counter",
+            "{.status.initContainerStatuses[0].state.terminated.reason}"
+        ),
+        "Completed"
+    );
+
     // A container that exits 3 is restarted at once, then backs off: CrashLoopBackOff, its
     // previous instance's log kept.
     let reason = wait_for("crash loop", || {
@@ -478,4 +511,17 @@ spec:
         "pod/sleeper",
         "--timeout=60s",
     ]);
+}
+
+/// With the default, simulated runtime nothing runs, and `kubectl logs` says so.
+#[test]
+fn simulated_pods_have_no_logs() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dev = Dev::up(tmp.path());
+    dev.ok(&["run", "idle", "--image=nginx:1.27", "--restart=Never"]);
+    dev.ok(&["wait", "--for=condition=Ready", "pod/idle", "--timeout=60s"]);
+    let out = dev.kubectl(&["logs", "idle"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--runtime process"), "{err}");
 }

@@ -245,6 +245,7 @@ pub(crate) async fn run(ctx: Arc<Ctx>, pod: Arc<Pod>, ip: String, mut rx: watch:
             .collect();
         s.initialized = !has_init;
     }
+    let rx_end = rx.clone();
     let writer = tokio::spawn(write_statuses(
         ctx.clone(),
         pod.clone(),
@@ -260,6 +261,12 @@ pub(crate) async fn run(ctx: Arc<Ctx>, pod: Arc<Pod>, ip: String, mut rx: watch:
     tokio::time::sleep(Duration::from_millis(100)).await;
     writer.abort();
     let _ = std::fs::remove_dir_all(&dir);
+    if matches!(&*rx_end.borrow(), Update::Deleted) {
+        // kubelet removes a deleted pod's logs; nothing can ask for them any more.
+        let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
+        let name = pod.metadata.name.as_deref().unwrap_or_default();
+        let _ = std::fs::remove_dir_all(ctx.logs_dir.join(format!("{ns}_{name}_{uid}")));
+    }
 }
 
 type Envs = BTreeMap<String, BTreeMap<String, String>>;
