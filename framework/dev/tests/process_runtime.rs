@@ -70,8 +70,9 @@ fn jsonpath(dev: &Dev, what: &str, path: &str) -> String {
 fn process_pods_run_log_crash_and_wait_for_images_and_secrets() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dev = up(tmp.path());
+    let prestop = tmp.path().join("prestop");
     dev.apply(
-        r#"
+        &r#"
 apiVersion: v1
 kind: ConfigMap
 metadata: {name: settings}
@@ -104,6 +105,9 @@ spec:
     - {name: MY_NAMESPACE, valueFrom: {fieldRef: {fieldPath: metadata.namespace}}}
     volumeMounts:
     - {name: conf, mountPath: /etc/app}
+    lifecycle:
+      preStop:
+        exec: {command: ["/bin/sh", "-c", "echo bye > PRESTOP_FILE"]}
   - name: side
     image: example.com/shell:1.0
   volumes:
@@ -137,7 +141,8 @@ spec:
     command: ["/bin/sh", "-c", "echo token=$TOKEN; sleep 300"]
     env:
     - {name: TOKEN, valueFrom: {secretKeyRef: {name: api-token, key: token}}}
-"#,
+"#
+        .replace("PRESTOP_FILE", &prestop.display().to_string()),
     );
     dev.ok(&[
         "wait",

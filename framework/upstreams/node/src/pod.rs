@@ -603,7 +603,10 @@ impl Supervisor<'_> {
                             End::Unhealthy(code)
                         }
                         grace = wait_stop(&mut rx, self.grace) => {
-                            let code = instance.stop(grace).await;
+                            let started = tokio::time::Instant::now();
+                            self.pre_stop(grace).await;
+                            let left = grace.saturating_sub(started.elapsed());
+                            let code = instance.stop(left).await;
                             End::Stopped(code)
                         }
                     }
@@ -682,6 +685,41 @@ impl Supervisor<'_> {
             };
             restart += 1;
             self.update(|s| s.restart_count = restart);
+        }
+    }
+
+    /// Runs the `preStop` hook (`exec` or `httpGet`), within the grace period, as kubelet
+    /// does before it sends SIGTERM.
+    async fn pre_stop(&self, grace: Duration) {
+        let Some(hook) = self
+            .container
+            .lifecycle
+            .as_ref()
+            .and_then(|l| l.pre_stop.as_ref())
+        else {
+            return;
+        };
+        let probe = Probe {
+            exec: hook.exec.clone(),
+            http_get: hook.http_get.clone(),
+            tcp_socket: hook.tcp_socket.clone(),
+            timeout_seconds: Some(i32::try_from(grace.as_secs()).unwrap_or(i32::MAX).max(1)),
+            ..Probe::default()
+        };
+        if let Some(sleep) = &hook.sleep {
+            let secs = u64::try_from(sleep.seconds.max(0)).unwrap_or(0);
+            tokio::time::sleep(Duration::from_secs(secs).min(grace)).await;
+        } else if !probe::run(&probe, &self.container, self.ip, &self.env).await {
+            let msg = format!("PreStopHook failed for container {}", self.container.name);
+            event(
+                &self.ctx.client,
+                self.pod,
+                "Warning",
+                "FailedPreStopHook",
+                &msg,
+                &self.ctx.node,
+            )
+            .await;
         }
     }
 
