@@ -624,10 +624,13 @@ impl Supervisor<'_> {
                 ..Default::default()
             };
             let stopped = matches!(end, End::Stopped(_));
-            let again = !stopped
-                && (matches!(end, End::Unhealthy(_))
-                    || self.policy == "Always"
-                    || (self.policy == "OnFailure" && code != 0));
+            // A container killed for failing liveness restarts per the policy too (its exit
+            // code is SIGTERM's or SIGKILL's, so `OnFailure` restarts it).
+            let again =
+                !stopped && (self.policy == "Always" || (self.policy == "OnFailure" && code != 0));
+            if matches!(end, End::Unhealthy(_)) {
+                tracing::debug!(container = %c.name, code, "killed for failing liveness");
+            }
             if !again {
                 self.update(|s| {
                     s.ready = false;
