@@ -7,7 +7,7 @@
 //! mounted at `/etc/config` is written to `root/etc/config/`, the ServiceAccount's `token`,
 //! `ca.crt` and `namespace` to `root/var/run/secrets/kubernetes.io/serviceaccount/`. Every
 //! container gets `MNI_ROOT` (that directory) and `MNI_MOUNT_<PATH>` per mount (`/etc/config`
-//! → `MNI_MOUNT_ETC_CONFIG`). As in-cluster clients cannot find the credentials at the fixed
+//! → `MNI_MOUNT_ETC_CONFIG`); `root/` is also `HOME` and the default working directory. As in-cluster clients cannot find the credentials at the fixed
 //! path, `KUBECONFIG` points at `PODS/<uid>/kubeconfig`, which names the API server, its CA
 //! and the token file: kube-rs's `Config::infer()` (and client-go, and kubectl) read it
 //! unchanged. `KUBERNETES_SERVICE_HOST`/`PORT` name the API server as well.
@@ -244,6 +244,8 @@ impl Resolver<'_> {
             "MNI_ROOT".into(),
             self.dir.join("root").display().to_string(),
         );
+        // Tools that keep files under HOME (kubectl's cache) keep them in the pod.
+        env.insert("HOME".into(), self.dir.join("root").display().to_string());
         for m in c.volume_mounts.iter().flatten() {
             let host = self
                 .dir

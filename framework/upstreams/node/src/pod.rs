@@ -534,6 +534,8 @@ impl Supervisor<'_> {
                 .working_dir
                 .clone()
                 .or_else(|| self.image.working_dir.clone())
+                // A container starts in its image's `/`: here, the pod's root directory.
+                .or_else(|| self.env.get("MNI_ROOT").cloned())
                 .map(Into::into);
             let launch = Launch {
                 key: format!("{uid}_{}", c.name),
