@@ -290,9 +290,14 @@ mod tests {
         }
         assert_eq!(c.stop(Duration::from_secs(5)).await, 0);
         let mut c = rt
-            .start(launch(dir.path(), "trap '' TERM; sleep 30"))
+            .start(launch(dir.path(), "trap '' TERM; echo ignoring; sleep 30"))
             .await
             .expect("start");
+        while !std::fs::read_to_string(dir.path().join("logs/0.log"))
+            .is_ok_and(|l| l.contains("ignoring"))
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
         assert_eq!(c.stop(Duration::from_millis(200)).await, 128 + 9);
         assert!(!dir.path().join("pids/uid_c.pid").exists());
     }
