@@ -2,7 +2,10 @@
 //!
 //! `mni-dev up` serves the Kubernetes API on loopback, persists under `.mni/dev/`, writes a
 //! kubeconfig, prints a line containing `ready`, and shuts down cleanly on SIGTERM/SIGINT.
-//! Beside it run the workload simulator and, with `--simulate-upstream`, fake controllers
+//! Beside it run the workload simulator (controllers, scheduler, node registration) and a
+//! runtime for pods: `--runtime simulated` (the default: the simulator plays the kubelet and
+//! nothing runs) or `--runtime process` (the `mni-node` agent runs containers as host
+//! processes and the API server serves their logs). With `--simulate-upstream`, fake controllers
 //! of upstream projects (`kube-ovn`: `mni_kubeovn::simulator`; `kubevirt`:
 //! `mni_kubevirt::simulator`; `metal3`: `mni_metal3::simulator`).
 
@@ -69,6 +72,25 @@ struct UpArgs {
     /// image is written.
     #[arg(long, value_enum, value_delimiter = ',', value_name = "UPSTREAM")]
     simulate_upstream: Vec<Upstream>,
+    /// How pods run. `simulated`: they are given the status of running containers and run
+    /// nothing (fast, for tests). `process`: the node agent (`mni-node`) runs each container
+    /// as a host process, with an address of its own in 127.1.0.0/16, probes, restarts and
+    /// logs (`kubectl logs`); images map to executables through the image registry file.
+    #[arg(long, value_enum, default_value = "simulated")]
+    runtime: RuntimeKind,
+    /// The image registry of the `process` runtime: a YAML map from image names to
+    /// executables (default: DATA_DIR/images.yaml).
+    #[arg(long, env = "MNI_IMAGE_REGISTRY", value_name = "FILE")]
+    image_registry: Option<PathBuf>,
+}
+
+/// The container runtimes `--runtime` chooses from.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum RuntimeKind {
+    /// Nothing runs; the workload simulator writes the statuses a kubelet would.
+    Simulated,
+    /// Containers run as host processes (`mni_node::ProcessRuntime`).
+    Process,
 }
 
 /// The upstream projects `--simulate-upstream` can fake.
@@ -89,7 +111,18 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
             args.listen
         );
     }
+    if args.no_simulate && args.runtime != RuntimeKind::Simulated {
+        anyhow::bail!(
+            "--runtime {:?} needs the scheduler of the workload simulator: drop --no-simulate",
+            args.runtime
+        );
+    }
+    let node_dir = args.data_dir.join("node");
     let mut builder = mni_apiserver::Server::builder().with_listen(args.listen);
+    if args.runtime == RuntimeKind::Process {
+        // The API server serves `pods/log` from the files the node agent writes.
+        builder = builder.with_pod_logs_dir(node_dir.join("logs"));
+    }
     if !args.in_memory {
         builder = builder.with_data_dir(&args.data_dir);
     } else {
@@ -158,14 +191,56 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
     ));
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut simulators = Vec::new();
+    let agent = match (args.runtime, client.clone()) {
+        (RuntimeKind::Process, Some(client)) => {
+            let runtime = mni_node::ProcessRuntime::new(node_dir.join("pids"));
+            // Processes of a previous run that did not stop cleanly: none may leak.
+            let reaped = runtime.reap();
+            if reaped > 0 {
+                tracing::info!(reaped, "killed the processes of a previous run");
+            }
+            let mut agent = mni_node::Agent::new(client, runtime)
+                .with_data_dir(&node_dir)
+                .with_api_access(mni_node::ApiAccess {
+                    url: server.url(),
+                    ca_pem: server.ca_pem().map(str::to_string),
+                });
+            if let Some(registry) = &args.image_registry {
+                agent = agent.with_registry(registry);
+            } else {
+                agent = agent.with_registry(args.data_dir.join("images.yaml"));
+            }
+            Some(agent)
+        }
+        _ => None,
+    };
+    let runtime_version = agent.as_ref().map(mni_node::Agent::runtime_version);
     if let Some(client) = client.clone().filter(|_| !args.no_simulate) {
         let mut stop = stop_rx.clone();
         simulators.push(tokio::spawn(async move {
             let shutdown = async move {
                 let _ = stop.wait_for(|s| *s).await;
             };
-            if let Err(e) = mni_workloads::Simulator::new(client).run(shutdown).await {
+            let mut sim = mni_workloads::Simulator::new(client);
+            if let Some(version) = runtime_version {
+                sim = sim
+                    .with_kubelet(false)
+                    .with_runtime_version(version)
+                    .with_node_ip("127.0.0.1");
+            }
+            if let Err(e) = sim.run(shutdown).await {
                 tracing::error!(error = %e, "workload simulator stopped");
+            }
+        }));
+    }
+    if let Some(agent) = agent {
+        let mut stop = stop_rx.clone();
+        simulators.push(tokio::spawn(async move {
+            let shutdown = async move {
+                let _ = stop.wait_for(|s| *s).await;
+            };
+            if let Err(e) = agent.run(shutdown).await {
+                tracing::error!(error = %e, "node agent stopped");
             }
         }));
     }

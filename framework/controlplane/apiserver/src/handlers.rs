@@ -3,7 +3,7 @@
 //! Each handler decodes what it needs from the request (body, query, headers), calls the
 //! [`State`](crate::state::State) layer and shapes the answer: `read` (get), `list`, `watch`,
 //! `create`, `update` (put and patch, server-side apply included), `delete` (delete and
-//! deletecollection), `subresources` (what `scale` adds), `reviews` (the computed endpoints:
+//! deletecollection), `subresources` (what `scale` adds), `logs` (`pods/log`, from a node agent's files), `reviews` (the computed endpoints:
 //! TokenRequest and the access and token reviews), `components` (the computed, read-only
 //! ComponentStatuses) and `discovery` (version, discovery and OpenAPI documents). Handlers
 //! depend on the state layer and the helper modules, never on the server that routes to them,
@@ -14,6 +14,7 @@ pub(crate) mod create;
 pub(crate) mod delete;
 pub(crate) mod discovery;
 pub(crate) mod list;
+pub(crate) mod logs;
 pub(crate) mod read;
 pub(crate) mod reviews;
 pub(crate) mod subresources;

@@ -129,6 +129,7 @@ fn subresource_served(info: &ResourceInfo, sub: &str) -> bool {
         "scale" => info.scale.is_some(),
         "finalize" => info.plural == "namespaces" && info.group.is_empty(),
         "token" => info.plural == "serviceaccounts" && info.group.is_empty(),
+        "log" => info.plural == "pods" && info.group.is_empty(),
         _ => false,
     }
 }

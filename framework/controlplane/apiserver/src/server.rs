@@ -69,6 +69,7 @@ pub struct ServerBuilder {
     secrets_dir: Option<PathBuf>,
     tls: Option<crate::tls::TlsIdentity>,
     unauthenticated_admin: bool,
+    pod_logs_dir: Option<PathBuf>,
 }
 
 impl Default for ServerBuilder {
@@ -83,6 +84,7 @@ impl Default for ServerBuilder {
             secrets_dir: None,
             tls: None,
             unauthenticated_admin: false,
+            pod_logs_dir: None,
         }
     }
 }
@@ -142,6 +144,15 @@ impl ServerBuilder {
         self
     }
 
+    /// Serve `pods/log` from the container logs a node agent writes in this directory, in
+    /// kubelet's layout (`<ns>_<pod>_<uid>/<container>/<restart>.log`); without it, log
+    /// requests are refused (no container runs).
+    #[must_use]
+    pub fn with_pod_logs_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.pod_logs_dir = Some(dir.into());
+        self
+    }
+
     /// Serve HTTPS with this identity (default: plain HTTP, for in-process tests).
     #[must_use]
     pub fn with_tls(mut self, identity: crate::tls::TlsIdentity) -> Self {
@@ -194,6 +205,9 @@ impl ServerBuilder {
             stop_rx.clone(),
         ));
         state.set_root_ca(self.tls.as_ref().map(|t| t.ca_pem.as_str()));
+        if let Some(dir) = &self.pod_logs_dir {
+            state.set_pod_logs_dir(dir.clone());
+        }
         state.load_crds().map_err(Error::Load)?;
         crate::controllers::bootstrap(&state)
             .await
@@ -478,6 +492,12 @@ async fn handle(
         Route::Resource(target) => target,
         discovery => return handlers::discovery::serve(&state, &discovery, &headers),
     };
+    if target.subresource.as_deref() == Some("log") {
+        if method != Method::GET {
+            return Err(handlers::subresources::refuse(&method, &target));
+        }
+        return handlers::logs::get(&state, &target, &query);
+    }
     if let Some(resp) = handlers::components::handle(&state, &target, &method, &query, &headers)? {
         return Ok(resp);
     }

@@ -71,6 +71,8 @@ pub(crate) struct State {
     /// The cluster's CA bundle (PEM; empty when serving plain HTTP), published in every
     /// namespace's `kube-root-ca.crt` ConfigMap.
     root_ca: RwLock<String>,
+    /// Where a node agent writes container logs (`pods/log`), when one runs.
+    pod_logs: std::sync::OnceLock<std::path::PathBuf>,
 }
 
 /// The result of a write: the object as written (or as it would be, on a dry run) and the
@@ -188,7 +190,18 @@ impl State {
             quota_lock: tokio::sync::Mutex::new(()),
             metrics: crate::metrics::Metrics::default(),
             root_ca: RwLock::new(String::new()),
+            pod_logs: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Serves `pods/log` from this directory (set once, at start).
+    pub(crate) fn set_pod_logs_dir(&self, dir: std::path::PathBuf) {
+        let _ = self.pod_logs.set(dir);
+    }
+
+    /// The directory of container logs, when a node agent writes them.
+    pub(crate) fn pod_logs_dir(&self) -> Option<&std::path::Path> {
+        self.pod_logs.get().map(std::path::PathBuf::as_path)
     }
 
     /// Serves every CRD found in the store (at start-up).

@@ -9,30 +9,42 @@ pub struct Dev {
     /// The `mni-dev` process.
     pub child: Child,
     dir: PathBuf,
+    /// Stop with SIGTERM when dropped, so the pods' processes are stopped too.
+    graceful: bool,
 }
 
 impl Dev {
     /// Starts `mni-dev up` on a free port with a durable store in `dir`, waits for `ready`.
     pub fn up(dir: &Path) -> Dev {
-        Self::start(dir, None)
+        Self::start(dir, None, &[])
+    }
+
+    /// [`Dev::up`] with more arguments (`--runtime process`), logging to `dir/mni-dev.log`.
+    pub fn up_with(dir: &Path, args: &[&str]) -> Dev {
+        Self::start(dir, Some("info"), args)
     }
 
     /// [`Dev::up`] with `RUST_LOG` set to `filter` and the log written to `dir/mni-dev.log`.
     pub fn up_logging(dir: &Path, filter: &str) -> Dev {
-        Self::start(dir, Some(filter))
+        Self::start(dir, Some(filter), &[])
     }
 
-    fn start(dir: &Path, log: Option<&str>) -> Dev {
+    fn start(dir: &Path, log: Option<&str>, extra: &[&str]) -> Dev {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_mni-dev"));
         cmd.args(["up", "--listen", "127.0.0.1:0", "--data-dir"])
             .arg(dir.join("data"))
             .arg("--kubeconfig")
             .arg(dir.join("kubeconfig"))
+            .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
         if let Some(filter) = log {
             std::fs::create_dir_all(dir).expect("log dir");
-            let file = std::fs::File::create(dir.join("mni-dev.log")).expect("log file");
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(dir.join("mni-dev.log"))
+                .expect("log file");
             cmd.env("RUST_LOG", filter).stderr(file);
         }
         let mut child = cmd.spawn().expect("mni-dev starts");
@@ -43,6 +55,7 @@ impl Dev {
         Dev {
             child,
             dir: dir.to_path_buf(),
+            graceful: !extra.is_empty(),
         }
     }
 
@@ -110,6 +123,7 @@ impl Dev {
 
     /// Kills the server as `kill -9` would.
     pub fn kill9(mut self) {
+        self.graceful = false;
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -117,6 +131,18 @@ impl Dev {
 
 impl Drop for Dev {
     fn drop(&mut self) {
+        if self.graceful {
+            // SIGTERM: mni-dev stops the pods' processes before it exits.
+            let _ = Command::new("kill")
+                .arg(self.child.id().to_string())
+                .status();
+            for _ in 0..200 {
+                if self.child.try_wait().ok().flatten().is_some() {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

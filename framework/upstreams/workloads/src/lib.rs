@@ -5,7 +5,9 @@
 //! it works against any API server: it plays kube-controller-manager's Deployment,
 //! ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, Endpoints and EndpointSlice
 //! controllers and a kubelet on one fake node (`mni-dev`, registered as a `Node` with a
-//! heartbeat `Lease`). Pods are never run; they are bound to the node and given the status a
+//! heartbeat `Lease`), and kube-scheduler for that node (`scheduler`: requests against
+//! allocatable, node selectors and affinity, taints; `FailedScheduling` otherwise). Pods are
+//! never run (unless [`Simulator::with_kubelet`] hands them to a real node agent); they are bound to the node and given the status a
 //! kubelet would write (Running, pod IPs from 10.244.0.0/16, Ready conditions, container
 //! statuses), so `kubectl rollout status`, `kubectl wait --for=condition=Available` and
 //! Service → Endpoints lookups behave as on a real cluster.
@@ -66,6 +68,7 @@ mod node;
 mod ops;
 mod pods;
 mod replicaset;
+mod scheduler;
 mod scope;
 mod statefulset;
 pub mod storage;
@@ -97,6 +100,9 @@ pub const DEFAULT_JOB_RUN: std::time::Duration = std::time::Duration::from_secs(
 
 /// The default name of the simulated node.
 pub const DEFAULT_NODE_NAME: &str = "mni-dev";
+
+/// The container runtime the simulated node reports.
+pub const DEFAULT_RUNTIME_VERSION: &str = "mni-simulated://0.1.0";
 
 /// The default address of the simulated node (`status.hostIP` of its pods).
 pub const DEFAULT_NODE_IP: &str = "172.18.0.2";
@@ -133,6 +139,8 @@ pub struct Simulator {
     node_ip: String,
     namespace: Option<String>,
     register_node: bool,
+    kubelet: bool,
+    runtime_version: String,
 }
 
 impl std::fmt::Debug for Simulator {
@@ -142,6 +150,8 @@ impl std::fmt::Debug for Simulator {
             .field("node_ip", &self.node_ip)
             .field("namespace", &self.namespace)
             .field("register_node", &self.register_node)
+            .field("kubelet", &self.kubelet)
+            .field("runtime_version", &self.runtime_version)
             .finish_non_exhaustive()
     }
 }
@@ -163,7 +173,26 @@ impl Simulator {
             node_ip: DEFAULT_NODE_IP.to_string(),
             namespace: None,
             register_node: true,
+            kubelet: true,
+            runtime_version: DEFAULT_RUNTIME_VERSION.to_string(),
         }
+    }
+
+    /// Whether to play the kubelet for the pods bound to the node (on by default): give them
+    /// the status of running containers without running anything. Turn it off when a real
+    /// node agent (`mni-node`) runs the node's pods; the scheduler still binds them.
+    #[must_use]
+    pub fn with_kubelet(mut self, kubelet: bool) -> Self {
+        self.kubelet = kubelet;
+        self
+    }
+
+    /// Sets the container runtime the registered node reports
+    /// (`status.nodeInfo.containerRuntimeVersion`, [`DEFAULT_RUNTIME_VERSION`] by default).
+    #[must_use]
+    pub fn with_runtime_version(mut self, version: impl Into<String>) -> Self {
+        self.runtime_version = version.into();
+        self
     }
 
     /// Whether to register the node (a `Node` object and its heartbeat `Lease`, as kubelet
@@ -214,6 +243,7 @@ impl Simulator {
                 self.client.clone(),
                 self.node_name.clone(),
                 self.node_ip.clone(),
+                self.runtime_version.clone(),
             ));
             // The volume binder and provisioner watch cluster-wide, as the node does.
             heartbeat.spawn(storage::run(self.client.clone()));
@@ -327,7 +357,20 @@ impl Simulator {
         };
         job::sync(client, snap, scope, &state.expectations, now, &mut out).await;
         cronjob::sync(client, snap, scope, now, &mut out).await;
-        pods::sync(client, &node, snap, scope, &mut state.ips, now, &mut out).await;
+        let requires_node = self.register_node && self.namespace.is_none();
+        scheduler::sync(
+            client,
+            &self.node_name,
+            requires_node,
+            snap,
+            scope,
+            now,
+            &mut out,
+        )
+        .await;
+        if self.kubelet {
+            pods::sync(client, &node, snap, scope, &mut state.ips, now, &mut out).await;
+        }
         endpoints::sync(client, snap, scope, &mut state.endpoints, &mut out).await;
         if out.writes > 0 {
             tracing::debug!(writes = out.writes, full = scope.is_all(), "reconcile pass");

@@ -111,7 +111,7 @@ fn condition(type_: &str, ok: bool, reason: &str, message: &str, now: &Time) -> 
 }
 
 /// The status a kubelet on this machine reports; transition times carried over from `old`.
-fn status(name: &str, ip: &str, old: Option<&NodeStatus>) -> NodeStatus {
+fn status(name: &str, ip: &str, runtime: &str, old: Option<&NodeStatus>) -> NodeStatus {
     let now = Time(util::now());
     let mut conditions = vec![
         condition(
@@ -173,13 +173,13 @@ fn status(name: &str, ip: &str, old: Option<&NodeStatus>) -> NodeStatus {
         node_info: Some(NodeSystemInfo {
             architecture: arch().into(),
             boot_id: read_trimmed("/proc/sys/kernel/random/boot_id"),
-            container_runtime_version: "mni-simulated://0.1.0".into(),
+            container_runtime_version: runtime.into(),
             kernel_version: read_trimmed("/proc/sys/kernel/osrelease"),
             kube_proxy_version: String::new(),
             kubelet_version: KUBELET_VERSION.into(),
             machine_id: read_trimmed("/etc/machine-id"),
             operating_system: std::env::consts::OS.into(),
-            os_image: "mNi simulated node".into(),
+            os_image: "mNi node".into(),
             system_uuid: String::new(),
             ..Default::default()
         }),
@@ -188,7 +188,7 @@ fn status(name: &str, ip: &str, old: Option<&NodeStatus>) -> NodeStatus {
 }
 
 /// Registers the node (creating it when missing) and writes its status.
-async fn register(client: &Client, name: &str, ip: &str) -> Result<Node, Error> {
+async fn register(client: &Client, name: &str, ip: &str, runtime: &str) -> Result<Node, Error> {
     let nodes: Api<Node> = Api::all(client.clone());
     let existing = nodes
         .get_opt(name)
@@ -227,7 +227,7 @@ async fn register(client: &Client, name: &str, ip: &str) -> Result<Node, Error> 
             }
         }
     };
-    let body = json!({"status": status(name, ip, node.status.as_ref())});
+    let body = json!({"status": status(name, ip, runtime, node.status.as_ref())});
     nodes
         .patch_status(name, &PatchParams::default(), &Patch::Merge(&body))
         .await
@@ -272,7 +272,7 @@ async fn renew(client: &Client, node: &Node) -> Result<(), Error> {
 
 /// Keeps the node registered and its Lease fresh, forever (the caller drops this future to
 /// stop). Failures are logged and retried at the next tick.
-pub(crate) async fn heartbeat(client: Client, name: String, ip: String) {
+pub(crate) async fn heartbeat(client: Client, name: String, ip: String, runtime: String) {
     let mut node: Option<Node> = None;
     let mut last_status = None::<tokio::time::Instant>;
     let mut tick = tokio::time::interval(LEASE_RENEW);
@@ -280,7 +280,7 @@ pub(crate) async fn heartbeat(client: Client, name: String, ip: String) {
     loop {
         tick.tick().await;
         if node.is_none() || last_status.is_none_or(|t| t.elapsed() >= STATUS_REPORT) {
-            match register(&client, &name, &ip).await {
+            match register(&client, &name, &ip, &runtime).await {
                 Ok(n) => {
                     node = Some(n);
                     last_status = Some(tokio::time::Instant::now());
@@ -313,12 +313,12 @@ mod tests {
 
     #[test]
     fn conditions_keep_their_transition_times() {
-        let first = status("n", "10.0.0.1", None);
+        let first = status("n", "10.0.0.1", "r://1", None);
         let mut earlier = first.clone();
         for c in earlier.conditions.iter_mut().flatten() {
             c.last_transition_time = Some(Time("2020-01-01T00:00:00Z".parse().expect("time")));
         }
-        let second = status("n", "10.0.0.1", Some(&earlier));
+        let second = status("n", "10.0.0.1", "r://1", Some(&earlier));
         let ready = second
             .conditions
             .iter()

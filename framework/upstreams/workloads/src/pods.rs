@@ -1,5 +1,5 @@
-//! The fake kubelet: binds unscheduled pods to the simulated node and writes the status a
-//! kubelet would (`Running`, IPs, conditions, container statuses), or a crash loop when the
+//! The fake kubelet: for the pods the scheduler bound to the simulated node, writes the
+//! status a kubelet would (`Running`, IPs, conditions, container statuses), or a crash loop when the
 //! failure-injection annotation asks for one. Containers of pods that do not restart
 //! `Always` and have a run duration (a Job's pods, or the run-duration annotation) exit when
 //! it is over: `Succeeded` with exit code 0, or `Failed` with 1 when asked to fail
@@ -21,7 +21,6 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::Api;
-use serde_json::json;
 
 use crate::cache::Snapshot;
 use crate::ops::{self, Outcome};
@@ -116,7 +115,7 @@ pub(crate) struct Node<'a> {
     pub(crate) ip: &'a str,
 }
 
-/// Binds and runs every pod of the simulated node that is in `scope`.
+/// Runs every pod of the simulated node that is in `scope`.
 pub(crate) async fn sync(
     client: &kube::Client,
     node: &Node<'_>,
@@ -132,7 +131,7 @@ pub(crate) async fn sync(
     let todo = snap.pods.iter().filter(|pod| {
         let bound = pod.spec.as_ref().and_then(|s| s.node_name.as_deref());
         scope.pod(pod.metadata.uid.as_deref())
-            && !bound.is_some_and(|n| !n.is_empty() && n != node.name)
+            && bound == Some(node.name)
             && pod.metadata.deletion_timestamp.is_none()
     });
     let todo: Vec<BoxFuture<'_, Outcome>> = todo
@@ -167,20 +166,6 @@ async fn sync_one(
     let name = pod.metadata.name.as_deref().unwrap_or_default();
     let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
     let api: Api<Pod> = Api::namespaced(client.clone(), ns);
-    let mut bound_pod = None;
-    if pod
-        .spec
-        .as_ref()
-        .and_then(|s| s.node_name.as_deref())
-        .is_none_or(str::is_empty)
-    {
-        let body = json!({"spec": {"nodeName": node.name}});
-        match ops::patch(&api, name, &body, false, out).await? {
-            Some(p) => bound_pod = Some(p),
-            None => return Ok(()),
-        }
-    }
-    let pod = bound_pod.as_ref().unwrap_or(pod);
     let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
     if matches!(phase, Some("Succeeded" | "Failed")) {
         return Ok(());

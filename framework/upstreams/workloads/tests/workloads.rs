@@ -286,3 +286,75 @@ async fn daemonset_with_unmatched_node_selector_schedules_nothing() {
     assert!(env.list::<Pod>().await.is_empty());
     env.stop().await;
 }
+
+/// The scheduler binds a pod that fits the node and leaves one asking for more memory than
+/// the machine has, or for a node label nobody carries, Pending with kube-scheduler's
+/// condition and `FailedScheduling` event.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unschedulable_pods_stay_pending_with_the_schedulers_event() {
+    use k8s_openapi::api::core::v1::Event;
+    let env = Env::start().await;
+    let pod = |name: &str, extra: serde_json::Value| {
+        let mut spec = json!({"containers": [{"name": "app", "image": "app:1"}]});
+        if let (Some(s), Some(e)) = (spec.as_object_mut(), extra.as_object()) {
+            s.extend(e.clone());
+        }
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec})
+    };
+    env.create::<Pod>(pod("fits", json!({}))).await;
+    env.create::<Pod>(pod(
+        "huge",
+        json!({"containers": [{"name": "app", "image": "app:1",
+            "resources": {"requests": {"memory": "100Ti"}}}]}),
+    ))
+    .await;
+    env.create::<Pod>(pod("picky", json!({"nodeSelector": {"disk": "nvme"}})))
+        .await;
+    wait_for("fits runs on the node", || async {
+        let p = env.api::<Pod>().get("fits").await.ok()?;
+        (p.spec?.node_name.as_deref() == Some("mni-dev")
+            && p.status?.phase.as_deref() == Some("Running"))
+        .then_some(())
+    })
+    .await;
+    for (name, reason) in [
+        ("huge", "1 Insufficient memory"),
+        (
+            "picky",
+            "1 node(s) didn't match Pod's node affinity/selector",
+        ),
+    ] {
+        let msg = wait_for("unschedulable condition", || async {
+            let p = env.api::<Pod>().get(name).await.ok()?;
+            let c = p
+                .status?
+                .conditions?
+                .into_iter()
+                .find(|c| c.type_ == "PodScheduled")?;
+            (c.status == "False" && c.reason.as_deref() == Some("Unschedulable"))
+                .then_some(c.message.unwrap_or_default())
+        })
+        .await;
+        assert!(
+            msg.starts_with(&format!("0/1 nodes are available: {reason}.")),
+            "{msg}"
+        );
+        let p = env.api::<Pod>().get(name).await.expect("pod");
+        assert!(p.spec.and_then(|s| s.node_name).is_none());
+        assert_eq!(p.status.and_then(|s| s.phase).as_deref(), Some("Pending"));
+        let event = wait_for("FailedScheduling event", || async {
+            env.list::<Event>().await.into_iter().find(|e| {
+                e.involved_object.name.as_deref() == Some(name)
+                    && e.reason.as_deref() == Some("FailedScheduling")
+            })
+        })
+        .await;
+        assert_eq!(event.type_.as_deref(), Some("Warning"));
+        assert_eq!(event.message.as_deref(), Some(msg.as_str()));
+        assert_eq!(
+            event.source.and_then(|s| s.component).as_deref(),
+            Some("default-scheduler")
+        );
+    }
+    env.stop().await;
+}
