@@ -120,7 +120,7 @@ async fn run(mode: Mode, report: &mut Report) -> Result<()> {
     };
     let mut args = vec!["build"];
     args.extend(&release_flag);
-    args.extend(["-p", "mni-apiserver", "--bin", "mni-dev"]);
+    args.extend(["-p", "mni-dev", "--bin", "mni-dev"]);
     cargo(&target, &args)?;
     let manifest = project.join("Cargo.toml");
     let mut args = vec!["build"];
