@@ -31,17 +31,25 @@ enum Chore {
         /// Runs only this bench (`store`, `apiserver`, …) or package's benches.
         #[arg(long, value_name = "NAME")]
         only: Option<String>,
+        /// Runs nothing: prints the figures of the last run (its report file) and writes them
+        /// into the book, e.g. after a run where one bench failed.
+        #[arg(long, conflicts_with_all = ["smoke", "only"])]
+        render: bool,
     },
 }
 
 fn main() -> ExitCode {
     match Cli::parse().command {
         Chore::Codegen { check } => codegen(check),
-        Chore::Bench { smoke, only } => bench(smoke, only.as_deref()),
+        Chore::Bench {
+            smoke,
+            only,
+            render,
+        } => bench(smoke, only.as_deref(), render),
     }
 }
 
-fn bench(smoke: bool, only: Option<&str>) -> ExitCode {
+fn bench(smoke: bool, only: Option<&str>, render: bool) -> ExitCode {
     use xtask::bench;
     let mode = if smoke {
         mni_bench::Mode::Smoke
@@ -55,13 +63,17 @@ fn bench(smoke: bool, only: Option<&str>) -> ExitCode {
             std::path::PathBuf::from,
         );
         let file = target.join("mni-bench").join("report.jsonl");
-        let failed = bench::run(&benches, mode, &file)?;
+        let failed = if render {
+            Vec::new()
+        } else {
+            bench::run(&benches, mode, &file)?
+        };
         let reports = bench::read_reports(&file)?;
         let table = bench::table(&reports);
         println!("{table}");
-        if mode == mni_bench::Mode::Full && only.is_none() && failed.is_empty() {
+        if render || (mode == mni_bench::Mode::Full && only.is_none() && failed.is_empty()) {
             let heading = format!(
-                "Measured with `cargo xtask bench` on {}; medians as each row says.",
+                "Measured with `cargo xtask bench` on {}; each row names its statistic.",
                 bench::machine()
             );
             let page = bench::write_page(&heading, &table)?;
