@@ -5,8 +5,9 @@
 //! finishes the deletion of terminating namespaces; `system` creates the server's own
 //! APIServices and flow-control configuration at start-up; `gc` is the garbage collector. Both write
 //! through the state layer's API, as the HTTP handlers do, and never through the handlers.
-//! [`run`] drives them: the namespace finalizer on every deletion kick and every second, the
-//! garbage collector on every kick and every minute.
+//! [`run`] drives them: the namespace finalizer on every deletion kick and every second, a
+//! namespace's contents (its `default` ServiceAccount and CA bundle) on every Namespace write and
+//! every second, the garbage collector on every kick and every minute.
 
 mod gc;
 mod namespaces;
@@ -34,6 +35,13 @@ pub(crate) async fn run(state: Arc<State>) {
         let kicked = tokio::select! {
             _ = stop.changed() => return,
             () = state.wait_for_kick() => true,
+            () = state.wait_for_namespace_kick() => {
+                // A namespace was created or changed: only its contents are due.
+                if let Err(e) = namespaces::ensure_namespace_contents(&state).await {
+                    tracing::warn!(error = %e, "namespace contents");
+                }
+                continue;
+            }
             () = tokio::time::sleep(Duration::from_secs(1)) => false,
         };
         ticks += 1;

@@ -204,7 +204,9 @@ impl ServerBuilder {
             addr.to_string(),
             stop_rx.clone(),
         ));
-        state.set_root_ca(self.tls.as_ref().map(|t| t.ca_pem.as_str()));
+        if let Some(tls) = &self.tls {
+            state.set_root_ca(&tls.ca_pem);
+        }
         if let Some(dir) = &self.pod_logs_dir {
             state.set_pod_logs_dir(dir.clone());
         }

@@ -68,9 +68,12 @@ pub(crate) struct State {
     quota_lock: tokio::sync::Mutex<()>,
     /// Request counters, served at `/metrics`.
     metrics: crate::metrics::Metrics,
-    /// The cluster's CA bundle (PEM; empty when serving plain HTTP), published in every
+    /// The cluster's CA bundle (PEM; unset when serving plain HTTP), published in every
     /// namespace's `kube-root-ca.crt` ConfigMap.
-    root_ca: RwLock<String>,
+    root_ca: std::sync::OnceLock<String>,
+    /// Woken by each Namespace write: the namespace controller gives a new namespace its
+    /// ServiceAccount and CA bundle at once, not at its next tick.
+    namespaces: Notify,
     /// Where a node agent writes container logs (`pods/log`), when one runs.
     pod_logs: std::sync::OnceLock<std::path::PathBuf>,
 }
@@ -142,21 +145,14 @@ impl WriteOptions {
 }
 
 impl State {
-    /// Sets the CA bundle published in `kube-root-ca.crt` (before the controllers start).
-    pub(crate) fn set_root_ca(&self, pem: Option<&str>) {
-        *self
-            .root_ca
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) =
-            pem.unwrap_or_default().to_string();
+    /// Sets the CA bundle published in `kube-root-ca.crt` (once, before the controllers start).
+    pub(crate) fn set_root_ca(&self, pem: &str) {
+        let _ = self.root_ca.set(pem.to_string());
     }
 
-    /// The CA bundle published in `kube-root-ca.crt`.
-    pub(crate) fn root_ca(&self) -> String {
-        self.root_ca
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+    /// The CA bundle published in `kube-root-ca.crt` (empty on plain HTTP).
+    pub(crate) fn root_ca(&self) -> &str {
+        self.root_ca.get().map_or("", String::as_str)
     }
 
     /// The request counters served at `/metrics`.
@@ -189,7 +185,8 @@ impl State {
             webhook_generation: std::sync::atomic::AtomicU64::new(0),
             quota_lock: tokio::sync::Mutex::new(()),
             metrics: crate::metrics::Metrics::default(),
-            root_ca: RwLock::new(String::new()),
+            root_ca: std::sync::OnceLock::new(),
+            namespaces: Notify::new(),
             pod_logs: std::sync::OnceLock::new(),
         }
     }
@@ -254,6 +251,16 @@ impl State {
     /// Wakes the background controllers (after a deletion started).
     pub(crate) fn kick_controllers(&self) {
         self.controllers.notify_one();
+    }
+
+    /// Wakes the namespace controller (a Namespace was written).
+    pub(crate) fn kick_namespaces(&self) {
+        self.namespaces.notify_one();
+    }
+
+    /// Resolves at the next [`kick_namespaces`](Self::kick_namespaces).
+    pub(crate) async fn wait_for_namespace_kick(&self) {
+        self.namespaces.notified().await;
     }
 
     /// Resolves at the next [`kick_controllers`](Self::kick_controllers).

@@ -405,28 +405,11 @@ impl Resolver<'_> {
                 }),
                 ..Default::default()
             };
-            let mut token = api
+            // The API server's namespace controller gives every namespace its `default`
+            // account as the namespace is written; a missing one is the pod's error.
+            let token = api
                 .create_token_request(&sa, &PostParams::default(), &req)
                 .await;
-            if matches!(&token, Err(kube::Error::Api(s)) if s.code == 404) && sa == "default" {
-                // kube-controller-manager's ServiceAccount controller gives every namespace
-                // a `default` account; nothing else does here, so the agent does.
-                let account = ServiceAccount {
-                    metadata: kube::api::ObjectMeta {
-                        name: Some(sa.clone()),
-                        ..Default::default()
-                    },
-                    ..Default::default()
-                };
-                match api.create(&PostParams::default(), &account).await {
-                    Ok(_) => {}
-                    Err(kube::Error::Api(s)) if s.code == 409 => {}
-                    Err(e) => return Err(api_err(format!("serviceaccount {sa}"))(e)),
-                }
-                token = api
-                    .create_token_request(&sa, &PostParams::default(), &req)
-                    .await;
-            }
             let token = match token {
                 Ok(t) => t,
                 Err(kube::Error::Api(s)) if s.code == 404 => {

@@ -89,7 +89,7 @@ pub(super) async fn ensure_namespace_contents(state: &State) -> ApiResult<()> {
     let (Some(accounts), Some(configmaps)) = (accounts, configmaps) else {
         return Ok(());
     };
-    let ca = state.root_ca();
+    let ca = state.root_ca().to_string();
     let listed = state.list_stored("/registry/core/namespaces/")?;
     for kv in listed.items {
         let ns_obj = object::from_stored(&kv)?;

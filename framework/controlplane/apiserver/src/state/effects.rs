@@ -15,8 +15,12 @@ pub(super) fn is_service(info: &ResourceInfo) -> bool {
 }
 
 impl State {
-    /// Work that follows any committed write: RBAC changes invalidate the authorizer.
+    /// Work that follows any committed write: RBAC changes invalidate the authorizer; a
+    /// Namespace write wakes the namespace controller.
     pub(super) fn after_write(&self, info: &ResourceInfo) {
+        if info.group.is_empty() && info.plural == "namespaces" {
+            self.kick_namespaces();
+        }
         if info.group == "rbac.authorization.k8s.io" {
             self.authn.rbac_changed();
         }
