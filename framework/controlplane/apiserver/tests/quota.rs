@@ -247,6 +247,21 @@ async fn concurrent_creates_never_exceed_a_quota() {
     let (_server, client) = start().await;
     namespace(&client, "race").await;
     let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "race");
+    // The namespace's CA bundle (kube-root-ca.crt) arrives just after the namespace and counts
+    // against the quota too: wait for it, then leave room for exactly five more.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while maps
+        .get_opt("kube-root-ca.crt")
+        .await
+        .expect("get")
+        .is_none()
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no CA bundle in the new namespace"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     let before = maps
         .list(&ListParams::default())
         .await
