@@ -89,11 +89,45 @@ async fn patch_meta(state: &State, item: &Item, meta: Value) {
         Ok(doc) => state.patch(&item.target(), &doc, &opts).await.map(drop),
         Err(e) => Err(e),
     };
-    if let Err(e) = patched
+    match patched {
+        // Written since the pass's snapshot: the next pass decides on what is there now.
+        Err(e) if e.code == 409 => state.kick_controllers(),
+        Err(e) if e.code != 404 => {
+            tracing::warn!(error = %e, "garbage collector: patching {}", object::name(&item.obj));
+        }
+        _ => {}
+    }
+}
+
+/// Removes `finalizer` from the object as it is now (not as the pass's snapshot saw it: a
+/// controller may have written its status since, and a stale precondition would leave the
+/// finalizer in place until the next sweep, a minute later).
+async fn remove_finalizer(state: &State, item: &Item, finalizer: &str) {
+    let uid = item.uid().to_string();
+    let name = object::name(&item.obj).to_string();
+    let opts = WriteOptions::internal("mni-garbage-collector");
+    let change = |current: &Value| {
+        if meta_str(current, "uid") != Some(uid.as_str()) {
+            // Another object of the same name: nothing of ours to remove.
+            return Err(crate::error::ApiError::conflict(
+                item.info.group_resource(),
+                &name,
+                "the object was replaced",
+            ));
+        }
+        let mut next = current.clone();
+        let rest: Vec<String> = object::finalizers(current)
+            .into_iter()
+            .filter(|f| f != finalizer)
+            .collect();
+        next["metadata"]["finalizers"] = json!(rest);
+        Ok(next)
+    };
+    if let Err(e) = state.update(&item.target(), &opts, false, change).await
         && e.code != 404
         && e.code != 409
     {
-        tracing::warn!(error = %e, "garbage collector: patching {}", object::name(&item.obj));
+        tracing::warn!(error = %e, "garbage collector: removing {finalizer} from {}", object::name(&item.obj));
     }
 }
 
@@ -144,11 +178,7 @@ pub(crate) async fn collect(state: &State) -> ApiResult<()> {
                     .collect();
                 patch_meta(state, dep, json!({"ownerReferences": if kept.is_empty() { Value::Null } else { json!(kept) }})).await;
             }
-            let rest: Vec<&String> = finalizers
-                .iter()
-                .filter(|f| *f != ORPHAN_FINALIZER)
-                .collect();
-            patch_meta(state, owner, json!({"finalizers": rest})).await;
+            remove_finalizer(state, owner, ORPHAN_FINALIZER).await;
         } else if finalizers.iter().any(|f| f == FOREGROUND_FINALIZER) {
             let mut blocking = 0;
             for &d in &deps {
@@ -171,11 +201,7 @@ pub(crate) async fn collect(state: &State) -> ApiResult<()> {
                 }
             }
             if blocking == 0 {
-                let rest: Vec<&String> = finalizers
-                    .iter()
-                    .filter(|f| *f != FOREGROUND_FINALIZER)
-                    .collect();
-                patch_meta(state, owner, json!({"finalizers": rest})).await;
+                remove_finalizer(state, owner, FOREGROUND_FINALIZER).await;
             }
         }
     }
