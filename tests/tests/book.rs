@@ -52,8 +52,10 @@ fn run_chapter(file: &str) -> (String, String) {
         bins.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let out = mni_tests::clean_cargo_env(&mut Command::new("bash"))
-        .arg("-c")
+    let out = mni_tests::clean_cargo_env(&mut Command::new("timeout"))
+        // A chapter that hangs fails (with what it printed) instead of stalling the suite:
+        // `timeout` stops the script and every job it started (one process group).
+        .args(["--kill-after=10s", "900s", "bash", "-c"])
         .arg(&script)
         .current_dir(tmp.path())
         .env("PATH", path)

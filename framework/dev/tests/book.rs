@@ -57,8 +57,10 @@ fn control_plane_chapter_commands_run() {
         bin_dir.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let out = Command::new("bash")
-        .arg("-c")
+    let out = Command::new("timeout")
+        // A chapter that hangs fails (with what it printed) instead of stalling the suite:
+        // `timeout` stops the script and every job it started (one process group).
+        .args(["--kill-after=10s", "900s", "bash", "-c"])
         .arg(&script)
         .current_dir(tmp.path())
         .env("PATH", path)

@@ -114,8 +114,10 @@ fn writing_plugins_chapter_commands_run() {
         &std::env::var_os("PATH").unwrap_or_default(),
     )))
     .expect("PATH");
-    let out = Command::new("bash")
-        .arg("-c")
+    let out = Command::new("timeout")
+        // A chapter that hangs fails (with what it printed) instead of stalling the suite:
+        // `timeout` stops the script and every job it started (one process group).
+        .args(["--kill-after=10s", "900s", "bash", "-c"])
         .arg(&script)
         .current_dir(&work)
         .env_clear()

@@ -72,8 +72,10 @@ async fn operator_runtime_chapter_commands_run() {
     let out = tokio::task::spawn_blocking({
         let dir = tmp.path().to_path_buf();
         move || {
-            Command::new("bash")
-                .arg("-c")
+            Command::new("timeout")
+                // A chapter that hangs fails (with what it printed) instead of stalling the suite:
+                // `timeout` stops the script and every job it started (one process group).
+                .args(["--kill-after=10s", "900s", "bash", "-c"])
                 .arg(&script)
                 .current_dir(&dir)
                 .env("PATH", path)
