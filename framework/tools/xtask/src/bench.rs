@@ -102,17 +102,20 @@ pub fn select(only: Option<&str>) -> Result<Vec<(&'static str, &'static str)>, B
     }
 }
 
-/// The cargo command that runs one bench in `mode`.
+/// The cargo command that runs one bench in `mode`. The bench is selected by its target name
+/// (unique in the workspace) with `--workspace` rather than by `-p PACKAGE`: `-p` resolves the
+/// dependencies' features for that package alone, so each bench would rebuild the
+/// dependencies the workspace's own build (and the test run before a smoke run) has built.
 #[must_use]
-pub fn command(package: &str, bench: &str, mode: Mode) -> Command {
+pub fn command(bench: &str, mode: Mode) -> Command {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
     match mode {
         Mode::Full => {
-            cmd.args(["bench", "-p", package, "--bench", bench]);
+            cmd.args(["bench", "--workspace", "--bench", bench]);
         }
         Mode::Smoke => {
-            cmd.args(["test", "-p", package, "--bench", bench, "--", "--smoke"]);
+            cmd.args(["test", "--workspace", "--bench", bench, "--", "--smoke"]);
         }
     }
     cmd
@@ -154,7 +157,7 @@ pub fn run(
                 what: "duplicating stderr".to_string(),
                 source,
             })?;
-        let status = command(package, bench, mode)
+        let status = command(bench, mode)
             .current_dir(repo_root())
             .env(mni_bench::REPORT_ENV, report_file)
             .stdout(Stdio::from(stderr))
@@ -319,20 +322,17 @@ mod tests {
 
     #[test]
     fn smoke_runs_the_test_profile() {
-        let cmd = command("mni-store", "store", Mode::Smoke);
+        let cmd = command("store", Mode::Smoke);
         let args: Vec<_> = cmd.get_args().map(|a| a.to_string_lossy()).collect();
         assert_eq!(
             args,
-            [
-                "test",
-                "-p",
-                "mni-store",
-                "--bench",
-                "store",
-                "--",
-                "--smoke"
-            ]
+            ["test", "--workspace", "--bench", "store", "--", "--smoke"]
         );
+        // Bench names select one target across the workspace: they must stay unique.
+        let mut names: Vec<_> = BENCHES.iter().map(|(_, b)| *b).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), BENCHES.len());
     }
 
     #[test]
