@@ -4,8 +4,9 @@
 //! kubeconfig, prints a line containing `ready`, and shuts down cleanly on SIGTERM/SIGINT.
 //! Beside it run the workload simulator (controllers, scheduler, node registration) and a
 //! runtime for pods: `--runtime simulated` (the default: the simulator plays the kubelet and
-//! nothing runs) or `--runtime process` (the `mni-node` agent runs containers as host
-//! processes and the API server serves their logs). With `--simulate-upstream`, fake controllers
+//! nothing runs), `--runtime process` (the `mni-node` agent runs containers as host
+//! processes and the API server serves their logs) or `--runtime podman` (the same agent runs
+//! them as OCI containers with podman and runc). With `--simulate-upstream`, fake controllers
 //! of upstream projects (`kube-ovn`: `mni_kubeovn::simulator`; `kubevirt`:
 //! `mni_kubevirt::simulator`; `metal3`: `mni_metal3::simulator`).
 
@@ -76,6 +77,8 @@ struct UpArgs {
     /// nothing (fast, for tests). `process`: the node agent (`mni-node`) runs each container
     /// as a host process, with an address of its own in 127.1.0.0/16, probes, restarts and
     /// logs (`kubectl logs`); images map to executables through the image registry file.
+    /// `podman`: the same agent runs each container with podman and runc, from podman's local
+    /// images (`podman build -t NAME`), with limits and the securityContext enforced.
     #[arg(long, value_enum, default_value = "simulated")]
     runtime: RuntimeKind,
     /// The image registry of the `process` runtime: a YAML map from image names to
@@ -91,6 +94,8 @@ enum RuntimeKind {
     Simulated,
     /// Containers run as host processes (`mni_node::ProcessRuntime`).
     Process,
+    /// Containers run as OCI containers with podman and runc (`mni_node::PodmanRuntime`).
+    Podman,
 }
 
 /// The upstream projects `--simulate-upstream` can fake.
@@ -118,8 +123,18 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         );
     }
     let node_dir = args.data_dir.join("node");
+    // podman is checked before anything starts: a missing runtime is the command's error.
+    let podman = if args.runtime == RuntimeKind::Podman {
+        Some(
+            mni_node::PodmanRuntime::new(&node_dir)
+                .await
+                .context("--runtime podman")?,
+        )
+    } else {
+        None
+    };
     let mut builder = mni_apiserver::Server::builder().with_listen(args.listen);
-    if args.runtime == RuntimeKind::Process {
+    if args.runtime != RuntimeKind::Simulated {
         // The API server serves `pods/log` from the files the node agent writes.
         builder = builder.with_pod_logs_dir(node_dir.join("logs"));
     }
@@ -192,14 +207,24 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut simulators = Vec::new();
     let agent = match (args.runtime, client.clone()) {
-        (RuntimeKind::Process, Some(client)) => {
-            let runtime = mni_node::ProcessRuntime::new(node_dir.join("pids"));
-            // Processes of a previous run that did not stop cleanly: none may leak.
-            let reaped = runtime.reap();
-            if reaped > 0 {
-                tracing::info!(reaped, "killed the processes of a previous run");
-            }
-            let mut agent = mni_node::Agent::new(client, runtime)
+        (RuntimeKind::Process | RuntimeKind::Podman, Some(client)) => {
+            let agent = if let Some(runtime) = podman {
+                // Containers of a previous run that did not stop cleanly: none may leak.
+                let reaped = runtime.reap().await;
+                if reaped > 0 {
+                    tracing::info!(reaped, "removed the containers of a previous run");
+                }
+                mni_node::Agent::new(client, runtime)
+            } else {
+                let runtime = mni_node::ProcessRuntime::new(node_dir.join("pids"));
+                // Processes of a previous run that did not stop cleanly: none may leak.
+                let reaped = runtime.reap();
+                if reaped > 0 {
+                    tracing::info!(reaped, "killed the processes of a previous run");
+                }
+                mni_node::Agent::new(client, runtime)
+            };
+            let mut agent = agent
                 .with_data_dir(&node_dir)
                 .with_api_access(mni_node::ApiAccess {
                     url: server.url(),

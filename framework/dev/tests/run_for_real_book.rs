@@ -10,6 +10,13 @@ fn normalize(line: &str) -> String {
     line.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+fn rustup_home() -> std::path::PathBuf {
+    std::env::var_os("RUSTUP_HOME").map_or_else(
+        || Path::new(&std::env::var_os("HOME").unwrap_or_default()).join(".rustup"),
+        Into::into,
+    )
+}
+
 #[test]
 fn run_for_real_chapter_commands_run() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -37,8 +44,8 @@ fn run_for_real_chapter_commands_run() {
             );
         }
     }
-    // SIGTERM: mni-dev stops the pods' processes before it exits.
-    script.push_str("kill %1\nwait\n");
+    // SIGTERM: each mni-dev stops its pods' processes and containers before it exits.
+    script.push_str("kill $(jobs -p)\nwait\n");
     assert!(
         expected.len() >= 4,
         "the chapter shows output: {expected:?}"
@@ -52,12 +59,17 @@ fn run_for_real_chapter_commands_run() {
         std::env::var("PATH").unwrap_or_default()
     );
     let tmp = tempfile::tempdir().expect("tempdir");
-    let out = Command::new("bash")
-        .arg("-c")
+    let out = Command::new("timeout")
+        // A chapter that hangs fails (with what it printed) instead of stalling the suite:
+        // `timeout` stops the script and every job it started (one process group).
+        .args(["--kill-after=10s", "900s", "bash", "-c"])
         .arg(&script)
         .current_dir(tmp.path())
         .env("PATH", path)
         .env("HOME", tmp.path())
+        // The chapter compiles a program with rustc: rustup's proxy finds its toolchains
+        // through RUSTUP_HOME, not the HOME set above.
+        .env("RUSTUP_HOME", rustup_home())
         .env("RUST_LOG", "warn")
         .env_remove("KUBECONFIG")
         .env_remove("MNI_IMAGE_REGISTRY")

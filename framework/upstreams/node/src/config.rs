@@ -35,6 +35,9 @@ pub(crate) enum Error {
     /// The pod's ServiceAccount does not exist.
     #[error("serviceaccount \"{0}\" not found")]
     MissingServiceAccount(String),
+    /// A container must not run as root and would (kubelet's `runAsNonRoot` check).
+    #[error("{0}")]
+    RunsAsRoot(String),
     /// A key is missing from a Secret or ConfigMap.
     #[error("couldn't find key {key} in {kind} {namespace}/{name}")]
     MissingKey {

@@ -1,7 +1,8 @@
 //! `mni-node`: the node agent of `mni-dev` — the kubelet's role for one node. It watches the
 //! pods bound to its node (the scheduler in `mni-workloads` binds them; that crate also
 //! registers the `Node` and its heartbeat `Lease`) and runs them through a container
-//! [`Runtime`]: today [`ProcessRuntime`], each container a host process.
+//! [`Runtime`]: [`ProcessRuntime`], each container a host process, or [`PodmanRuntime`],
+//! each container an OCI container run by podman and runc.
 //!
 //! Start with [`Agent::new`]; the pieces, in the order a pod meets them:
 //!
@@ -12,6 +13,7 @@
 //! - `pod`: the pod worker and its container supervisors (restarts, back-off, probes,
 //!   graceful termination, the pod's status);
 //! - `runtime`: the [`Runtime`] trait and [`ProcessRuntime`];
+//! - `podman`: [`PodmanRuntime`];
 //! - `logs`: container logs in kubelet's layout, which the API server's `pods/log` reads.
 //!
 //! # Pod addresses
@@ -34,6 +36,7 @@
 mod config;
 mod logs;
 mod pod;
+mod podman;
 mod probe;
 mod registry;
 mod runtime;
@@ -52,8 +55,9 @@ use tokio::sync::watch;
 
 pub use config::{ApiAccess, mount_env};
 pub use logs::{DEFAULT_MAX_SIZE, container_dir, instance_file};
+pub use podman::{AGENT_LABEL, PodmanRuntime, SetupError};
 pub use registry::{Image, Registry};
-pub use runtime::{Container, Launch, ProcessRuntime, Runtime};
+pub use runtime::{Container, Launch, Mount, ProcessRuntime, Runtime, Security};
 
 /// The default name of the node the agent runs pods for.
 pub const DEFAULT_NODE_NAME: &str = "mni-dev";

@@ -294,12 +294,13 @@ async fn start(
             .chain(&spec.containers)
         {
             let image = c.image.clone().unwrap_or_default();
-            match ctx.registry.resolve(&image) {
+            let policy = pull_policy(c);
+            match ctx.runtime.image(&ctx.registry, &image, policy).await {
                 Ok(i) => {
                     images.insert(c.name.clone(), i);
                 }
                 Err(e) => {
-                    failure = Some((image, e.to_string()));
+                    failure = Some((image, e));
                     break;
                 }
             }
@@ -344,7 +345,11 @@ async fn start(
             dir,
             access: &ctx.access,
         };
-        match resolver.resolve().await {
+        let resolved = match resolver.resolve().await {
+            Ok(r) => non_root(pod, &images).map(|()| r),
+            Err(e) => Err(e),
+        };
+        match resolved {
             Ok(r) => return Some((r.env, images)),
             Err(e) => {
                 let missing = matches!(
@@ -353,6 +358,7 @@ async fn start(
                         | config::Error::MissingConfigMap(_)
                         | config::Error::MissingKey { .. }
                         | config::Error::MissingServiceAccount(_)
+                        | config::Error::RunsAsRoot(_)
                 );
                 if missing {
                     shared.set_all_waiting("CreateContainerConfigError", Some(e.to_string()));
@@ -376,6 +382,131 @@ async fn start(
                 }
             }
         }
+    }
+}
+
+/// The container's `imagePullPolicy`, defaulted as the API server defaults it: `Always` for
+/// an image tagged `latest` or not at all, `IfNotPresent` otherwise.
+fn pull_policy(c: &Container) -> &'static str {
+    match c.image_pull_policy.as_deref() {
+        Some("Always") => "Always",
+        Some("Never") => "Never",
+        Some("IfNotPresent") => "IfNotPresent",
+        _ => {
+            let image = c.image.as_deref().unwrap_or_default();
+            let name = image.rsplit('/').next().unwrap_or(image);
+            if image.contains('@') {
+                "IfNotPresent"
+            } else {
+                match name.rsplit_once(':') {
+                    Some((_, "latest")) | None => "Always",
+                    Some(_) => "IfNotPresent",
+                }
+            }
+        }
+    }
+}
+
+/// The container's `securityContext` merged with the pod's (the container's fields win).
+fn security(pod: &Pod, c: &Container) -> crate::runtime::Security {
+    let p = pod.spec.as_ref().and_then(|s| s.security_context.as_ref());
+    let sc = c.security_context.as_ref();
+    let caps = sc.and_then(|s| s.capabilities.as_ref());
+    crate::runtime::Security {
+        run_as_user: sc
+            .and_then(|s| s.run_as_user)
+            .or_else(|| p.and_then(|p| p.run_as_user)),
+        run_as_group: sc
+            .and_then(|s| s.run_as_group)
+            .or_else(|| p.and_then(|p| p.run_as_group)),
+        read_only_root: sc.and_then(|s| s.read_only_root_filesystem) == Some(true),
+        drop: caps.and_then(|c| c.drop.clone()).unwrap_or_default(),
+        add: caps.and_then(|c| c.add.clone()).unwrap_or_default(),
+        no_new_privileges: sc.and_then(|s| s.allow_privilege_escalation) == Some(false),
+        privileged: sc.and_then(|s| s.privileged) == Some(true),
+    }
+}
+
+/// kubelet's `runAsNonRoot` check: a container that must not run as root, and would (no
+/// `runAsUser` and an image whose user is root, or a name that cannot be verified), is not
+/// started (`CreateContainerConfigError`).
+fn non_root(pod: &Pod, images: &BTreeMap<String, Image>) -> Result<(), config::Error> {
+    let spec = pod.spec.clone().unwrap_or_default();
+    let pod_name = pod.metadata.name.clone().unwrap_or_default();
+    for c in spec
+        .init_containers
+        .iter()
+        .flatten()
+        .chain(&spec.containers)
+    {
+        let wanted = c
+            .security_context
+            .as_ref()
+            .and_then(|s| s.run_as_non_root)
+            .or_else(|| {
+                spec.security_context
+                    .as_ref()
+                    .and_then(|s| s.run_as_non_root)
+            });
+        if wanted != Some(true) {
+            continue;
+        }
+        let sec = security(pod, c);
+        let user = match sec.run_as_user {
+            Some(uid) => Some(uid.to_string()),
+            None => images.get(&c.name).and_then(|i| i.user.clone()),
+        };
+        let uid = user
+            .as_deref()
+            .map(|u| u.split(':').next().unwrap_or(u).to_string());
+        let message = match uid.as_deref() {
+            None | Some("" | "0" | "root") => Some(format!(
+                "container has runAsNonRoot and image will run as root (pod: \"{pod_name}\", container: {})",
+                c.name
+            )),
+            Some(u) if u.parse::<i64>().is_err() => Some(format!(
+                "container has runAsNonRoot and image has non-numeric user ({u}), cannot verify user is non-root (pod: \"{pod_name}\", container: {})",
+                c.name
+            )),
+            Some(_) => None,
+        };
+        if let Some(m) = message {
+            return Err(config::Error::RunsAsRoot(m));
+        }
+    }
+    Ok(())
+}
+
+/// A quantity of bytes (`64Mi`, `1G`, `500000`) as a number.
+fn bytes(q: &str) -> Option<i64> {
+    let q = q.trim();
+    let split = q
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(q.len());
+    let (num, unit) = q.split_at(split);
+    let n: f64 = num.parse().ok()?;
+    let mult: f64 = match unit {
+        "" => 1.0,
+        "k" => 1e3,
+        "M" => 1e6,
+        "G" => 1e9,
+        "T" => 1e12,
+        "Ki" => 1024.0,
+        "Mi" => 1024.0 * 1024.0,
+        "Gi" => 1024.0 * 1024.0 * 1024.0,
+        "Ti" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        "m" => 1e-3,
+        _ => return None,
+    };
+    #[allow(clippy::cast_possible_truncation, reason = "memory sizes fit in i64")]
+    Some((n * mult).ceil() as i64)
+}
+
+/// A CPU quantity (`500m`, `2`) in cores.
+fn cores(q: &str) -> Option<f64> {
+    match q.strip_suffix('m') {
+        Some(milli) => milli.parse::<f64>().ok().map(|m| m / 1000.0),
+        None => q.parse().ok(),
     }
 }
 
@@ -506,6 +637,39 @@ impl Supervisor<'_> {
         self.shared.update(self.init, &self.container.name, f);
     }
 
+    /// The container's volume mounts, as host paths under the pod directory's `root/` (where
+    /// `config` writes them) mounted at their paths. ConfigMap, Secret, downward API and
+    /// projected volumes are read-only, as kubelet mounts them.
+    fn mounts(&self) -> Vec<crate::runtime::Mount> {
+        let uid = self.pod.metadata.uid.clone().unwrap_or_default();
+        let root = self.ctx.pods_dir.join(uid).join("root");
+        let volumes = self
+            .pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.volumes.clone())
+            .unwrap_or_default();
+        self.container
+            .volume_mounts
+            .iter()
+            .flatten()
+            .map(|m| {
+                let v = volumes.iter().find(|v| v.name == m.name);
+                let api_data = v.is_some_and(|v| {
+                    v.secret.is_some()
+                        || v.config_map.is_some()
+                        || v.projected.is_some()
+                        || v.downward_api.is_some()
+                });
+                crate::runtime::Mount {
+                    host: root.join(m.mount_path.trim_start_matches('/')),
+                    container: m.mount_path.clone(),
+                    read_only: api_data || m.read_only == Some(true),
+                }
+            })
+            .collect()
+    }
+
     /// Runs the container until it ends for good (its last exit code) or the pod stops
     /// (`None`).
     async fn run(self, mut rx: watch::Receiver<Update>) -> Option<i32> {
@@ -530,13 +694,19 @@ impl Supervisor<'_> {
                 .iter()
                 .map(|a| config::expand(a, &self.env))
                 .collect();
-            let working_dir = c
-                .working_dir
-                .clone()
-                .or_else(|| self.image.working_dir.clone())
-                // A container starts in its image's `/`: here, the pod's root directory.
-                .or_else(|| self.env.get("MNI_ROOT").cloned())
-                .map(Into::into);
+            let isolated = self.ctx.runtime.isolated();
+            let working_dir = if isolated {
+                // The runtime applies the image's own.
+                c.working_dir.clone().map(Into::into)
+            } else {
+                c.working_dir
+                    .clone()
+                    .or_else(|| self.image.working_dir.clone())
+                    // A container starts in its image's `/`: here, the pod's root directory.
+                    .or_else(|| self.env.get("MNI_ROOT").cloned())
+                    .map(Into::into)
+            };
+            let limits = c.resources.as_ref().and_then(|r| r.limits.as_ref());
             let launch = Launch {
                 key: format!("{uid}_{}", c.name),
                 argv,
@@ -545,9 +715,16 @@ impl Supervisor<'_> {
                 log_dir: log_dir.clone(),
                 restart,
                 log_max: self.ctx.log_max,
+                image: c.image.clone().unwrap_or_default(),
+                mounts: if isolated { self.mounts() } else { Vec::new() },
+                security: security(self.pod, c),
+                memory_limit: limits
+                    .and_then(|l| l.get("memory"))
+                    .and_then(|q| bytes(&q.0)),
+                cpu_limit: limits.and_then(|l| l.get("cpu")).and_then(|q| cores(&q.0)),
             };
             let started_at = now();
-            let end = match self.ctx.runtime.start(launch).await {
+            let (end, oom) = match self.ctx.runtime.start(launch).await {
                 Err(e) => {
                     let msg = e.to_string();
                     event(
@@ -572,14 +749,19 @@ impl Supervisor<'_> {
                             ..Default::default()
                         });
                     });
-                    End::Exited(128)
+                    (End::Exited(128), false)
                 }
                 Ok(mut instance) => {
                     let id = instance.id();
                     let has_startup = c.startup_probe.is_some();
                     self.update(|s| {
                         s.container_id = Some(id.clone());
-                        s.image_id = format!("mni-process://{}", self.image.entrypoint[0]);
+                        s.image_id = self.image.id.clone().unwrap_or_else(|| {
+                            format!(
+                                "mni-process://{}",
+                                self.image.entrypoint.first().cloned().unwrap_or_default()
+                            )
+                        });
                         s.state = Some(ContainerState {
                             running: Some(ContainerStateRunning {
                                 started_at: Some(started_at.clone()),
@@ -598,7 +780,7 @@ impl Supervisor<'_> {
                         &self.ctx.node,
                     )
                     .await;
-                    tokio::select! {
+                    let end = tokio::select! {
                         code = instance.wait() => End::Exited(code),
                         () = self.probes() => {
                             let code = instance.stop(self.grace).await;
@@ -611,15 +793,23 @@ impl Supervisor<'_> {
                             let code = instance.stop(left).await;
                             End::Stopped(code)
                         }
-                    }
+                    };
+                    (end, instance.oom_killed())
                 }
             };
             let code = match end {
                 End::Exited(c) | End::Unhealthy(c) | End::Stopped(c) => c,
             };
+            let reason = if oom {
+                "OOMKilled"
+            } else if code == 0 {
+                "Completed"
+            } else {
+                "Error"
+            };
             let terminated = ContainerStateTerminated {
                 exit_code: code,
-                reason: Some(if code == 0 { "Completed" } else { "Error" }.into()),
+                reason: Some(reason.into()),
                 started_at: Some(started_at),
                 finished_at: Some(now()),
                 container_id: None,

@@ -71,6 +71,10 @@ pub struct Image {
     pub cmd: Vec<String>,
     /// The working directory when the container names none.
     pub working_dir: Option<String>,
+    /// The user the image runs as (Docker's `USER`: a name or `uid[:gid]`), if it says.
+    pub user: Option<String>,
+    /// The image's id in the runtime's store (`sha256:…`), if it has one.
+    pub id: Option<String>,
 }
 
 impl Image {
@@ -172,6 +176,7 @@ impl Registry {
                 },
                 cmd: cmd.clone(),
                 working_dir: working_dir.clone(),
+                ..Image::default()
             },
         };
         if img.entrypoint.first().is_none_or(String::is_empty) {
@@ -235,7 +240,7 @@ mod tests {
         let img = Image {
             entrypoint: vec!["/e".into()],
             cmd: vec!["c".into()],
-            working_dir: None,
+            ..Image::default()
         };
         let s = |v: &[&str]| v.iter().map(|s| (*s).to_string()).collect::<Vec<_>>();
         assert_eq!(img.argv(None, None), s(&["/e", "c"]));

@@ -2,7 +2,7 @@
 //! from a [`Launch`] (everything the pod worker has resolved: command line, environment,
 //! working directory, the pod's address, where to log) and hands back a [`Container`] to wait
 //! for and stop. [`ProcessRuntime`] runs each container as a host process in a process group
-//! of its own; a podman runtime would implement the same trait.
+//! of its own; [`PodmanRuntime`](crate::PodmanRuntime) runs it as an OCI container.
 //!
 //! Each process's pid is written to `PIDS/<pod uid>_<container>.pid` while it runs, so a new
 //! agent after a crash finds and kills what the previous one left ([`ProcessRuntime::reap`]).
@@ -16,6 +16,7 @@ use futures::future::BoxFuture;
 use rustix::process::{Pid, Signal};
 
 use crate::logs::LogFile;
+use crate::registry::{Image, Registry};
 
 /// Errors of starting a container.
 #[derive(Debug, thiserror::Error)]
@@ -61,6 +62,49 @@ pub struct Launch {
     pub restart: i32,
     /// The size cap of one log file.
     pub log_max: u64,
+    /// The image the pod names (runtimes with images of their own run it; the process
+    /// runtime has resolved it to `argv` already).
+    pub image: String,
+    /// Host paths the container sees at paths of its own (runtimes with a file system of
+    /// their own mount them; host processes read the host paths, passed in `env`).
+    pub mounts: Vec<Mount>,
+    /// The container's `securityContext`, merged with the pod's.
+    pub security: Security,
+    /// The memory limit in bytes, if any.
+    pub memory_limit: Option<i64>,
+    /// The CPU limit in cores, if any.
+    pub cpu_limit: Option<f64>,
+}
+
+/// A host directory or file mounted into a container.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mount {
+    /// The path on the host.
+    pub host: PathBuf,
+    /// The path in the container.
+    pub container: String,
+    /// Mounted read-only.
+    pub read_only: bool,
+}
+
+/// The security settings a runtime applies, from the container's and the pod's
+/// `securityContext` (the container's win).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Security {
+    /// The user id to run as.
+    pub run_as_user: Option<i64>,
+    /// The group id to run as.
+    pub run_as_group: Option<i64>,
+    /// The root file system is read-only.
+    pub read_only_root: bool,
+    /// Capabilities to drop (`ALL` for all).
+    pub drop: Vec<String>,
+    /// Capabilities to add.
+    pub add: Vec<String>,
+    /// `allowPrivilegeEscalation: false`: the process cannot gain privileges.
+    pub no_new_privileges: bool,
+    /// `privileged: true`.
+    pub privileged: bool,
 }
 
 /// A started container instance.
@@ -71,12 +115,35 @@ pub trait Container: Send {
     fn wait(&mut self) -> BoxFuture<'_, i32>;
     /// Sends SIGTERM, waits up to `grace`, then SIGKILL; the exit code.
     fn stop(&mut self, grace: Duration) -> BoxFuture<'_, i32>;
+    /// Whether the instance, once it has exited, was killed for exceeding its memory limit
+    /// (kubelet's `OOMKilled`).
+    fn oom_killed(&self) -> bool {
+        false
+    }
 }
 
 /// A container runtime.
 pub trait Runtime: Send + Sync {
     /// The version the node reports (`status.nodeInfo.containerRuntimeVersion`).
     fn version(&self) -> String;
+    /// What `image` runs, as the pod worker composes the command line with it; `Err` is the
+    /// pull error kubelet reports (`ErrImagePull`). `policy` is the container's
+    /// `imagePullPolicy`, defaulted. The process runtime reads `registry`; a runtime with
+    /// images of its own looks in its image store.
+    fn image<'a>(
+        &'a self,
+        registry: &'a Registry,
+        image: &'a str,
+        policy: &'a str,
+    ) -> BoxFuture<'a, Result<Image, String>> {
+        let _ = policy;
+        Box::pin(async move { registry.resolve(image).map_err(|e| e.to_string()) })
+    }
+    /// Whether containers have a file system of their own (volumes are then mounted at
+    /// their paths, and the host paths of the process runtime's environment are left out).
+    fn isolated(&self) -> bool {
+        false
+    }
     /// Starts one container instance.
     fn start(&self, launch: Launch) -> BoxFuture<'_, Result<Box<dyn Container>, Error>>;
 }
