@@ -124,9 +124,14 @@ impl PodmanRuntime {
         Ok(rt)
     }
 
-    /// `podman` with this runtime's settings.
+    /// `podman` with this runtime's settings, run in the agent's directory: conmon leaves
+    /// files in its working directory (an `oom` marker on cgroup v1 hosts), which must not be
+    /// the user's.
     fn command(&self) -> tokio::process::Command {
         let mut cmd = tokio::process::Command::new(&self.program);
+        if let Some(dir) = self.conf.parent() {
+            cmd.current_dir(dir);
+        }
         cmd.env("CONTAINERS_CONF", &self.conf)
             .stdin(Stdio::null())
             .kill_on_drop(true);
