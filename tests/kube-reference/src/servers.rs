@@ -219,6 +219,7 @@ impl Server {
         write(&d.join("apiserver.key"), &pki.key)?;
         let sa_key = KeyPair::generate()?;
         write(&d.join("sa.key"), &sa_key.serialize_pem())?;
+        write(&d.join("sa.pub"), &sa_key.public_key_pem())?;
         let token = format!("reference-admin-{}", std::process::id());
         write(
             &d.join("tokens.csv"),
@@ -265,7 +266,7 @@ impl Server {
             ))
             .arg(format!(
                 "--service-account-key-file={}",
-                d.join("sa.key").display()
+                d.join("sa.pub").display()
             ))
             .arg(format!(
                 "--service-account-signing-key-file={}",
@@ -275,6 +276,9 @@ impl Server {
             .args([
                 "--authorization-mode=RBAC",
                 "--allow-privileged=true",
+                // kube-apiserver refuses a loopback address for the kubernetes Service's
+                // endpoints; envtest turns the reconciler off the same way.
+                "--endpoint-reconciler-type=none",
                 // mni-dev's Service range, so allocated ClusterIPs look alike.
                 "--service-cluster-ip-range=10.96.0.0/12",
                 "--v=1",
