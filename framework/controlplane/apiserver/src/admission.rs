@@ -52,8 +52,10 @@ pub(crate) fn decode(
         .collect();
     if validation == FieldValidation::Strict && !warnings.is_empty() {
         return Err(ApiError::bad_request(format!(
-            "strict decoding error: {}",
-            warnings.join(", ")
+            "{kind} in version \"{v}\" cannot be handled as a {kind}: strict decoding error: {}",
+            warnings.join(", "),
+            kind = info.kind,
+            v = info.version
         )));
     }
     if validation != FieldValidation::Warn {
