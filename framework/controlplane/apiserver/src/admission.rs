@@ -184,7 +184,10 @@ pub(crate) fn metadata_errors(info: &ResourceInfo, obj: &Value) -> Vec<FieldErro
     let mut errs = Vec::new();
     let name = crate::object::name(obj);
     if name.is_empty() {
-        errs.push(FieldError::required("metadata.name", ""));
+        errs.push(FieldError::required(
+            "metadata.name",
+            "name or generateName is required",
+        ));
     } else {
         for msg in name_errors(info, name) {
             errs.push(FieldError::invalid(

@@ -175,9 +175,7 @@ pub(crate) fn deployment(v: &mut Value) {
         if let Some(strategy) = strategy.as_object_mut() {
             set_default(strategy, "type", json!("RollingUpdate"));
             if strategy.get("type").and_then(Value::as_str) == Some("RollingUpdate") {
-                let rolling = strategy
-                    .entry("rollingUpdate")
-                    .or_insert_with(|| json!({}));
+                let rolling = strategy.entry("rollingUpdate").or_insert_with(|| json!({}));
                 if !rolling.is_object() {
                     *rolling = json!({});
                 }
@@ -469,7 +467,10 @@ mod tests {
         let mut ns = json!({"metadata": {"name": "team-a", "labels": {
             "kubernetes.io/metadata.name": "spoofed", "x": "y"}}});
         namespace(&mut ns);
-        assert_eq!(ns["metadata"]["labels"]["kubernetes.io/metadata.name"], "team-a");
+        assert_eq!(
+            ns["metadata"]["labels"]["kubernetes.io/metadata.name"],
+            "team-a"
+        );
         assert_eq!(ns["metadata"]["labels"]["x"], "y");
         assert_eq!(ns["spec"]["finalizers"], json!(["kubernetes"]));
     }

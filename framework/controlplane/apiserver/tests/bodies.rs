@@ -542,3 +542,24 @@ async fn a_replace_names_the_object_of_its_url() {
     assert_eq!(stored["metadata"]["labels"]["keep"], "yes");
     assert_eq!(stored["data"]["a"], "1");
 }
+
+#[tokio::test]
+async fn an_object_without_name_or_generate_name_is_refused_as_upstream() {
+    let (_server, client) = start().await;
+    let refusal = post(
+        &client,
+        CONFIGMAPS,
+        json!({"metadata": {}, "data": {"a": "1"}}),
+    )
+    .await
+    .expect_err("no name");
+    assert_eq!(
+        (refusal.0, refusal.1.as_str()),
+        (422, "Invalid"),
+        "{refusal:?}"
+    );
+    assert_eq!(
+        refusal.2,
+        "ConfigMap \"\" is invalid: metadata.name: Required value: name or generateName is required"
+    );
+}
