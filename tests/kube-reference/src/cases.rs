@@ -440,7 +440,10 @@ pub fn steps() -> Vec<Step> {
         // Tidy up, compared too.
         delete("crd: delete", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.diff.mni.dev"),
     ];
-    s.push(delete("namespace: delete", format!("/api/v1/namespaces/{NS}")));
+    s.push(delete(
+        "namespace: delete",
+        format!("/api/v1/namespaces/{NS}"),
+    ));
     s
 }
 

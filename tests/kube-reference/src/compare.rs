@@ -120,8 +120,12 @@ pub fn normalize_text(text: &str, urls: &[&str]) -> String {
     let out = uid.replace_all(&out, "<uid>");
     let age = regex::Regex::new(r"\b\d+(\.\d+)?(s|m|h|d|ms)(\d+s)?\b").expect("a valid regex");
     let out = age.replace_all(&out, "<age>");
-    let time = regex::Regex::new(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ").expect("a valid regex");
+    let time = regex::Regex::new(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?( \+0000|Z)")
+        .expect("a valid regex");
     let out = time.replace_all(&out, "<time>");
+    // `kubectl diff`'s temporary directories.
+    let tmp = regex::Regex::new(r"/tmp/(LIVE|MERGED)-\d+").expect("a valid regex");
+    let out = tmp.replace_all(&out, "/tmp/$1-<n>");
     let rv = regex::Regex::new(r#"(resourceVersion[":= ]+)"?\d+"?"#).expect("a valid regex");
     let out = rv.replace_all(&out, "${1}<rv>");
     let ip = regex::Regex::new(r"\b10\.(9[6-9]|1[01][0-9])\.\d+\.\d+\b").expect("a valid regex");
@@ -143,8 +147,8 @@ pub fn diff(a: &Value, b: &Value) -> Vec<String> {
 
 fn short(value: &Value) -> String {
     let text = value.to_string();
-    if text.chars().count() > 160 {
-        let cut: String = text.chars().take(157).collect();
+    if text.chars().count() > 600 {
+        let cut: String = text.chars().take(597).collect();
         format!("{cut}...")
     } else {
         text
@@ -158,19 +162,13 @@ fn diff_at(path: &str, a: &Value, b: &Value, out: &mut Vec<String>) {
                 let p = format!("{path}/{}", k.replace('~', "~0").replace('/', "~1"));
                 match y.get(k) {
                     Some(vb) => diff_at(&p, va, vb, out),
-                    None => out.push(format!(
-                        "{p}: kube-apiserver {}, mni-dev absent",
-                        short(va)
-                    )),
+                    None => out.push(format!("{p}: kube-apiserver {}, mni-dev absent", short(va))),
                 }
             }
             for (k, vb) in y {
                 if !x.contains_key(k) {
                     let p = format!("{path}/{}", k.replace('~', "~0").replace('/', "~1"));
-                    out.push(format!(
-                        "{p}: kube-apiserver absent, mni-dev {}",
-                        short(vb)
-                    ));
+                    out.push(format!("{p}: kube-apiserver absent, mni-dev {}", short(vb)));
                 }
             }
         }
@@ -251,5 +249,10 @@ mod tests {
             &["https://127.0.0.1:4431"],
         );
         assert_eq!(t, "NAME DATA AGE\ncm1 1 <age>\nat <server>/api");
+        let d = normalize_text(
+            "--- /tmp/LIVE-123/v1.ConfigMap.ns.x 2026-12-03 15:26:37.477871433 +0000",
+            &[],
+        );
+        assert_eq!(d, "--- /tmp/LIVE-<n>/v1.ConfigMap.ns.x <time>");
     }
 }

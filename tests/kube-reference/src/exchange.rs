@@ -86,7 +86,9 @@ impl Call {
         if self.body.is_some() {
             builder = builder.header(http::header::CONTENT_TYPE, self.content_type);
         }
-        builder.body(kube::client::Body::from(self.body.clone().unwrap_or_default()))
+        builder.body(kube::client::Body::from(
+            self.body.clone().unwrap_or_default(),
+        ))
     }
 }
 

@@ -206,9 +206,7 @@ pub async fn run(reference: &Server, mni: &Server) -> Outcome {
                 let a = watch_events(&reference.client, &collection, &calls, expected).await;
                 let b = watch_events(&mni.client, &collection, &calls, expected).await;
                 let differences = match (&a, &b) {
-                    (Ok(x), Ok(y)) => {
-                        compare::diff(&normalized_events(x), &normalized_events(y))
-                    }
+                    (Ok(x), Ok(y)) => compare::diff(&normalized_events(x), &normalized_events(y)),
                     (x, y) => vec![format!("kube-apiserver {x:?}, mni-dev {y:?}")],
                 };
                 let count = |r: &Result<Vec<serde_json::Value>, String>| {
@@ -283,7 +281,10 @@ mod tests {
         assert!(s.contains("[http] differs — GET /b"), "{s}");
         let md = outcome.markdown("header");
         assert!(md.contains("### [http] differs"), "{md}");
-        assert!(md.contains("| http | same | `GET /a` | 200 / 200 | yes |"), "{md}");
+        assert!(
+            md.contains("| http | same | `GET /a` | 200 / 200 | yes |"),
+            "{md}"
+        );
     }
 
     #[test]

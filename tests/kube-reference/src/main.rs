@@ -15,7 +15,11 @@ use mni_kube_reference::servers::Server;
 #[command(version)]
 struct Args {
     /// Where `kube-apiserver` and `etcd` are (what scripts/kube-reference.sh prints).
-    #[arg(long, env = "MNI_KUBE_REFERENCE_BIN", default_value = ".mni/kube-reference/bin")]
+    #[arg(
+        long,
+        env = "MNI_KUBE_REFERENCE_BIN",
+        default_value = ".mni/kube-reference/bin"
+    )]
     bin_dir: PathBuf,
     /// The `mni-dev` binary (default: beside this binary, where `cargo build -p mni-dev`
     /// puts it).

@@ -170,8 +170,8 @@ fn pki() -> Result<Pki, ServerError> {
 }
 
 fn kubeconfig_yaml(name: &str, url: &str, ca_pem: &str, token: &str) -> String {
-    use std::fmt::Write as _;
     use base64::Engine as _;
+    use std::fmt::Write as _;
     let ca = base64::engine::general_purpose::STANDARD.encode(ca_pem);
     let mut s = String::new();
     let _ = write!(
@@ -353,7 +353,13 @@ impl Server {
         let log = dir.path().join("mni-dev.log");
         let stderr = std::fs::File::create(&log).map_err(io(&log))?;
         let mut child = Command::new(binary)
-            .args(["up", "--listen", "127.0.0.1:0", "--no-simulate", "--data-dir"])
+            .args([
+                "up",
+                "--listen",
+                "127.0.0.1:0",
+                "--no-simulate",
+                "--data-dir",
+            ])
             .arg(dir.path().join("data"))
             .arg("--kubeconfig")
             .arg(&kubeconfig)
@@ -415,7 +421,10 @@ mod tests {
     #[test]
     fn kubeconfig_carries_the_ca_in_base64() {
         let text = kubeconfig_yaml("k", "https://127.0.0.1:1", "abcd", "t");
-        assert!(text.contains("certificate-authority-data: YWJjZA=="), "{text}");
+        assert!(
+            text.contains("certificate-authority-data: YWJjZA=="),
+            "{text}"
+        );
         assert!(text.contains("token: t"));
         let parsed: serde_yaml::Value = serde_yaml::from_str(&text).expect("YAML");
         assert_eq!(parsed["current-context"].as_str(), Some("k"));
