@@ -307,11 +307,11 @@ mod tests {
         let c = case("get cm x -o yaml");
         let a = Printed {
             code: 0,
-            stdout: "metadata:\n  name: x\n  uid: 1234567890\n  resourceVersion: \"5\"\n".into(),
+            stdout: "metadata:\n  name: x\n  uid: 0c7d1f2e-aaaa\n  resourceVersion: \"5\"\n".into(),
             stderr: String::new(),
         };
         let b = Printed {
-            stdout: "metadata:\n  resourceVersion: \"9\"\n  name: x\n  uid: abcdefghij\n".into(),
+            stdout: "metadata:\n  resourceVersion: \"9\"\n  name: x\n  uid: 9f00aa11-bbbb\n".into(),
             ..a.clone()
         };
         assert!(differences(&c, &a, &b, &[]).is_empty());
