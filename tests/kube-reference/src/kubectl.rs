@@ -263,11 +263,26 @@ pub fn differences(case: &KubectlCase, a: &Printed, b: &Printed, urls: &[&str]) 
             ),
             _ => text_diff("stdout", &a.stdout, &b.stdout, urls, &mut out),
         }
+    } else if case.args.first().is_some_and(|a| a == "describe") {
+        // kubectl describe prints a ConfigMap's data in Go's map order, which varies per run.
+        text_diff(
+            "stdout",
+            &sorted_lines(&a.stdout),
+            &sorted_lines(&b.stdout),
+            urls,
+            &mut out,
+        );
     } else {
         text_diff("stdout", &a.stdout, &b.stdout, urls, &mut out);
     }
     text_diff("stderr", &a.stderr, &b.stderr, urls, &mut out);
     out
+}
+
+fn sorted_lines(text: &str) -> String {
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort_unstable();
+    lines.join("\n")
 }
 
 fn text_diff(what: &str, a: &str, b: &str, urls: &[&str], out: &mut Vec<String>) {
