@@ -52,8 +52,10 @@ pub(crate) fn decode(
         .collect();
     if validation == FieldValidation::Strict && !warnings.is_empty() {
         return Err(ApiError::bad_request(format!(
-            "strict decoding error: {}",
-            warnings.join(", ")
+            "{kind} in version \"{v}\" cannot be handled as a {kind}: strict decoding error: {}",
+            warnings.join(", "),
+            kind = info.kind,
+            v = info.version
         )));
     }
     if validation != FieldValidation::Warn {
@@ -182,7 +184,10 @@ pub(crate) fn metadata_errors(info: &ResourceInfo, obj: &Value) -> Vec<FieldErro
     let mut errs = Vec::new();
     let name = crate::object::name(obj);
     if name.is_empty() {
-        errs.push(FieldError::required("metadata.name", ""));
+        errs.push(FieldError::required(
+            "metadata.name",
+            "name or generateName is required",
+        ));
     } else {
         for msg in name_errors(info, name) {
             errs.push(FieldError::invalid(

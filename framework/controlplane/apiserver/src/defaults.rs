@@ -81,8 +81,15 @@ fn template(v: &mut Value) {
     }
 }
 
-/// Namespace: `Active` phase and the `kubernetes` finalizer.
+/// Namespace: `Active` phase, the `kubernetes` finalizer, and the label
+/// `kubernetes.io/metadata.name` set to the name (always: upstream overwrites it).
 pub(crate) fn namespace(v: &mut Value) {
+    if let Some(name) = v.pointer("/metadata/name").and_then(Value::as_str) {
+        let name = json!(name);
+        if let Some(labels) = object_at(v, &["metadata", "labels"]) {
+            labels.insert("kubernetes.io/metadata.name".into(), name);
+        }
+    }
     if let Some(spec) = object_at(v, &["spec"]) {
         set_default(spec, "finalizers", json!(["kubernetes"]));
     }
@@ -98,10 +105,29 @@ pub(crate) fn pending_phase(v: &mut Value) {
     }
 }
 
-/// Secret: type `Opaque`.
+/// Secret: type `Opaque`, and `stringData` merged into `data` (base64, over keys of the same
+/// name) and dropped, as upstream's conversion does: it is write-only.
 pub(crate) fn secret(v: &mut Value) {
-    if let Some(obj) = v.as_object_mut() {
-        set_default(obj, "type", json!("Opaque"));
+    use base64::Engine as _;
+    let Some(obj) = v.as_object_mut() else {
+        return;
+    };
+    set_default(obj, "type", json!("Opaque"));
+    if let Some(Value::Object(strings)) = obj.remove("stringData") {
+        let data = obj
+            .entry("data")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if data.is_null() {
+            *data = Value::Object(Map::new());
+        }
+        if let Some(data) = data.as_object_mut() {
+            for (key, value) in strings {
+                if let Some(text) = value.as_str() {
+                    let encoded = base64::engine::general_purpose::STANDARD.encode(text);
+                    data.insert(key, Value::String(encoded));
+                }
+            }
+        }
     }
 }
 
@@ -140,11 +166,25 @@ pub(crate) fn pod(v: &mut Value) {
 pub(crate) fn deployment(v: &mut Value) {
     if let Some(spec) = existing_object(v, &["spec"]) {
         set_default(spec, "replicas", json!(1));
-        set_default(
-            spec,
-            "strategy",
-            json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}}),
-        );
+        // SetDefaults_Deployment: field by field, so `strategy: {}` (what `kubectl create
+        // deployment` sends) gets the rolling update too.
+        let strategy = spec.entry("strategy").or_insert_with(|| json!({}));
+        if !strategy.is_object() {
+            *strategy = json!({});
+        }
+        if let Some(strategy) = strategy.as_object_mut() {
+            set_default(strategy, "type", json!("RollingUpdate"));
+            if strategy.get("type").and_then(Value::as_str) == Some("RollingUpdate") {
+                let rolling = strategy.entry("rollingUpdate").or_insert_with(|| json!({}));
+                if !rolling.is_object() {
+                    *rolling = json!({});
+                }
+                if let Some(rolling) = rolling.as_object_mut() {
+                    set_default(rolling, "maxUnavailable", json!("25%"));
+                    set_default(rolling, "maxSurge", json!("25%"));
+                }
+            }
+        }
         set_default(spec, "revisionHistoryLimit", json!(10));
         set_default(spec, "progressDeadlineSeconds", json!(600));
     }
@@ -408,6 +448,46 @@ pub(crate) fn network_policy(v: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_empty_strategy_gets_the_rolling_update() {
+        let mut d = json!({"spec": {"strategy": {}}});
+        deployment(&mut d);
+        assert_eq!(
+            d["spec"]["strategy"],
+            json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}})
+        );
+        let mut r = json!({"spec": {"strategy": {"type": "Recreate"}}});
+        deployment(&mut r);
+        assert_eq!(r["spec"]["strategy"], json!({"type": "Recreate"}));
+    }
+
+    #[test]
+    fn namespaces_are_labelled_with_their_name() {
+        let mut ns = json!({"metadata": {"name": "team-a", "labels": {
+            "kubernetes.io/metadata.name": "spoofed", "x": "y"}}});
+        namespace(&mut ns);
+        assert_eq!(
+            ns["metadata"]["labels"]["kubernetes.io/metadata.name"],
+            "team-a"
+        );
+        assert_eq!(ns["metadata"]["labels"]["x"], "y");
+        assert_eq!(ns["spec"]["finalizers"], json!(["kubernetes"]));
+    }
+
+    #[test]
+    fn secret_string_data_is_merged_into_data() {
+        let mut s = json!({"data": {"user": "YWRtaW4=", "password": "b2xk"},
+                           "stringData": {"password": "hunter2"}});
+        secret(&mut s);
+        assert_eq!(s["data"]["user"], "YWRtaW4=");
+        assert_eq!(s["data"]["password"], "aHVudGVyMg==");
+        assert!(s.get("stringData").is_none());
+        assert_eq!(s["type"], "Opaque");
+        let mut only = json!({"stringData": {"k": "v"}, "data": null});
+        secret(&mut only);
+        assert_eq!(only["data"], json!({"k": "dg=="}));
+    }
 
     #[test]
     fn deployment_defaults_match_kube() {

@@ -165,10 +165,17 @@ impl ApiError {
             format!("{kind}.{group}")
         };
         let causes: Vec<Value> = errors.iter().map(FieldError::status_cause).collect();
-        let mut d = json!({ "name": name, "kind": kind, "causes": causes });
-        if !group.is_empty() {
-            d["group"] = json!(group);
+        // StatusDetails' order; its name and group are omitempty.
+        let mut d = serde_json::Map::new();
+        if !name.is_empty() {
+            d.insert("name".into(), json!(name));
         }
+        if !group.is_empty() {
+            d.insert("group".into(), json!(group));
+        }
+        d.insert("kind".into(), json!(kind));
+        d.insert("causes".into(), Value::Array(causes));
+        let d = Value::Object(d);
         ApiError {
             details: Some(d),
             ..Self::new(
@@ -258,6 +265,18 @@ pub(crate) type ApiResult<T> = Result<T, ApiError>;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn invalid_details_leave_out_an_empty_name_and_group() {
+        let errs = [FieldError::required("metadata.name", "")];
+        let e = ApiError::invalid("ConfigMap", "", "", &errs);
+        let d = e.details.expect("details");
+        assert!(d.get("name").is_none() && d.get("group").is_none(), "{d}");
+        let e = ApiError::invalid("Job", "batch", "j", &errs);
+        let d = e.details.expect("details");
+        let keys: Vec<&String> = d.as_object().expect("object").keys().collect();
+        assert_eq!(keys, ["name", "group", "kind", "causes"]);
+    }
 
     #[test]
     fn messages_match_kube_apiserver() {

@@ -510,3 +510,56 @@ async fn apply_needs_apiversion_and_kind() {
     .expect("bare DeleteOptions");
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_replace_names_the_object_of_its_url() {
+    let (_server, client) = start().await;
+    post(
+        &client,
+        CONFIGMAPS,
+        json!({"metadata": {"name": "named", "labels": {"keep": "yes"}}, "data": {"a": "1"}}),
+    )
+    .await
+    .expect("create");
+    // kube-apiserver's message, and nothing written: the stored object keeps its labels.
+    for body_name in [json!("other"), json!(null)] {
+        let refusal = put(
+            &client,
+            &format!("{CONFIGMAPS}/named"),
+            json!({"metadata": {"name": body_name}, "data": {"a": "2"}}),
+        )
+        .await
+        .expect_err("a body naming another object");
+        let shown = body_name.as_str().unwrap_or_default();
+        assert_eq!(
+            bad_request(refusal),
+            format!("the name of the object ({shown}) does not match the name on the URL (named)")
+        );
+    }
+    let stored = get(&client, &format!("{CONFIGMAPS}/named"))
+        .await
+        .expect("still there");
+    assert_eq!(stored["metadata"]["labels"]["keep"], "yes");
+    assert_eq!(stored["data"]["a"], "1");
+}
+
+#[tokio::test]
+async fn an_object_without_name_or_generate_name_is_refused_as_upstream() {
+    let (_server, client) = start().await;
+    let refusal = post(
+        &client,
+        CONFIGMAPS,
+        json!({"metadata": {}, "data": {"a": "1"}}),
+    )
+    .await
+    .expect_err("no name");
+    assert_eq!(
+        (refusal.0, refusal.1.as_str()),
+        (422, "Invalid"),
+        "{refusal:?}"
+    );
+    assert_eq!(
+        refusal.2,
+        "ConfigMap \"\" is invalid: metadata.name: Required value: name or generateName is required"
+    );
+}

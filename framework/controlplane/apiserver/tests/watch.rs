@@ -253,3 +253,51 @@ async fn field_validation_warns_or_rejects_unknown_fields() {
     );
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_object_leaving_the_selector_is_deleted_with_its_last_matching_content() {
+    let (server, client) = start(Server::builder()).await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    let mut labelled = cm("leaving", 1);
+    labelled.metadata.labels = Some(BTreeMap::from([("watch".into(), "yes".into())]));
+    let rv = api
+        .create(&PostParams::default(), &labelled)
+        .await
+        .expect("create")
+        .metadata
+        .resource_version
+        .expect("rv");
+    let stream = api
+        .watch(&WatchParams::default().labels("watch=yes").timeout(10), &rv)
+        .await
+        .expect("watch");
+    let relabelled = api
+        .patch(
+            "leaving",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"watch": "no"}}, "data": {"v": "2"}})),
+        )
+        .await
+        .expect("relabel");
+    tokio::pin!(stream);
+    let event = tokio::time::timeout(Duration::from_secs(10), stream.try_next())
+        .await
+        .expect("an event in time")
+        .expect("a watch event")
+        .expect("not the end");
+    // kube-apiserver's watch cache: the previous content, at the update's resourceVersion.
+    let WatchEvent::Deleted(gone) = event else {
+        panic!("expected DELETED, got {event:?}");
+    };
+    let labels = gone.metadata.labels.unwrap_or_default();
+    assert_eq!(labels.get("watch").map(String::as_str), Some("yes"));
+    assert_eq!(
+        gone.data.unwrap_or_default().get("v").map(String::as_str),
+        Some("1")
+    );
+    assert_eq!(
+        gone.metadata.resource_version,
+        relabelled.metadata.resource_version
+    );
+    server.shutdown().await;
+}

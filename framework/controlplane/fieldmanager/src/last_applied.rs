@@ -106,7 +106,10 @@ pub fn sync_last_applied(object: &mut Value, config: &Value) {
     if annotation(object).is_none() {
         return;
     }
-    let value = build_last_applied(config);
+    // kube's lastAppliedUpdater writes runtime.Encode's output: json.Encoder's, which ends in
+    // a newline (kubectl's own client-side apply writes none).
+    let mut value = build_last_applied(config);
+    value.push('\n');
     if let Some(Value::Object(annotations)) = object
         .get_mut("metadata")
         .and_then(|m| m.get_mut("annotations"))
@@ -149,7 +152,7 @@ mod tests {
         );
         assert_eq!(
             object["metadata"]["annotations"][LAST_APPLIED_ANNOTATION],
-            json!(r#"{"apiVersion":"apps/v1","kind":"Deployment"}"#)
+            json!("{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\"}\n")
         );
     }
 }

@@ -241,9 +241,10 @@ fn kubectl_takes_over_fields_still_matching_last_applied() {
     assert_eq!(a.object["spec"]["replicas"], json!(2));
     assert_eq!(
         a.object["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"],
-        json!(
-            r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"default"},"spec":{"replicas":2}}"#
-        )
+        json!(concat!(
+            r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"default"},"spec":{"replicas":2}}"#,
+            "\n"
+        ))
     );
     // Any other manager name conflicts.
     let r = replicas_step(Some(&prev), 2, "other", false, T1);

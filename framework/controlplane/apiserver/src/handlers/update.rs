@@ -41,6 +41,14 @@ pub(crate) async fn put(
         return subresources::put_scale(state, target, &body, opts).await;
     }
     refuse_force(&opts)?;
+    // kube-apiserver's checkName: the body names the object of the URL.
+    let name = target.name.as_deref().unwrap_or_default();
+    let given = meta_str(&body, "name").unwrap_or_default();
+    if given != name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({given}) does not match the name on the URL ({name})"
+        )));
+    }
     let explicit_rv = meta_str(&body, "resourceVersion").map(str::to_string);
     let written = state
         .update(target, &opts, false, |current| {

@@ -299,7 +299,18 @@ fn translate_one(enc: &Encoder, filter: &Filter, ev: &mni_store::Event) -> Optio
             match (was, filter.matches(&now)) {
                 (true, true) => Some(enc.line("MODIFIED", now)),
                 (false, true) => Some(enc.line("ADDED", now)),
-                (true, false) => Some(enc.line("DELETED", now)),
+                (true, false) => {
+                    // Leaving the selector: as kube-apiserver's watch cache, the previous
+                    // content (which matched) at this event's resourceVersion.
+                    let mut gone = before.unwrap_or_else(|| now.clone());
+                    if let (Some(meta), Some(rv)) = (
+                        gone.get_mut("metadata").and_then(Value::as_object_mut),
+                        now.pointer("/metadata/resourceVersion").cloned(),
+                    ) {
+                        meta.insert("resourceVersion".into(), rv);
+                    }
+                    Some(enc.line("DELETED", gone))
+                }
                 (false, false) => None,
             }
         }

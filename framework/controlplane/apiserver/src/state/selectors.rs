@@ -26,8 +26,8 @@ impl Filter {
         let labels = q
             .get("labelSelector")
             .map(|s| {
-                Selector::parse(s)
-                    .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}")))
+                // labels.Parse's own message, as kube-apiserver returns it.
+                Selector::parse(s).map_err(|e| ApiError::bad_request(e.to_string()))
             })
             .transpose()?;
         let mut field_paths: Vec<(String, String)> = vec![
