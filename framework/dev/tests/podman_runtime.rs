@@ -16,9 +16,16 @@ mod support;
 
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use support::dev::Dev;
+use support::dev::{Dev, wait_for as wait_until};
+
+/// How long a wait may take before the test fails.
+const LIMIT: Duration = Duration::from_secs(90);
+
+fn wait_for<T>(what: &str, f: impl FnMut() -> Option<T>) -> T {
+    wait_until(what, LIMIT, f)
+}
 
 /// The image the tests build (a tag other than `latest`: `IfNotPresent`, found locally).
 const IMAGE: &str = "localhost/mni-podman-test:1";
@@ -58,21 +65,6 @@ fn main() {
     }
 }
 "#;
-
-/// Polls `f` every 250 ms until it returns `Some`, failing after 90 s with `what`.
-fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let start = Instant::now();
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(90),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(250));
-    }
-}
 
 fn require_podman() {
     let found = Command::new("podman").arg("--version").output();
@@ -126,20 +118,12 @@ fn build_image(dir: &Path, conf: &Path) {
     );
 }
 
-fn jsonpath(dev: &Dev, what: &str, path: &str) -> String {
-    let mut args = vec!["get"];
-    args.extend(what.split_whitespace());
-    let path = format!("jsonpath={path}");
-    args.extend(["-o", &path]);
-    String::from_utf8_lossy(&dev.kubectl(&args).stdout).to_string()
-}
-
-/// The containers podman has for the agent of `node_dir`.
+/// The containers podman has for the agent of `node_dir`: `NAME ID` each.
 fn containers(node_dir: &Path) -> Vec<String> {
     let node_dir = std::path::absolute(node_dir).expect("absolute");
     let out = Command::new("podman")
         .env("CONTAINERS_CONF", node_dir.join("containers.conf"))
-        .args(["ps", "-a", "--format", "{{.Names}}", "--filter"])
+        .args(["ps", "-a", "--format", "{{.Names}} {{.ID}}", "--filter"])
         .arg(format!(
             "label={}={}",
             mni_node::AGENT_LABEL,
@@ -225,8 +209,7 @@ spec:
 
     // Ready through the HTTP probe to its own address.
     wait_for("web to be Ready", || {
-        (jsonpath(
-            &dev,
+        (dev.jsonpath(
             "pod web",
             "{.status.conditions[?(@.type==\"Ready\")].status}",
         ) == "True")
@@ -253,36 +236,29 @@ spec:
         .and_then(|n| n.parse().ok())
         .unwrap_or(0);
     assert!(token_bytes > 100, "a bound token is mounted: {logs}");
-    let ip = jsonpath(&dev, "pod web", "{.status.podIP}");
+    let ip = dev.jsonpath("pod web", "{.status.podIP}");
     assert!(ip.starts_with("127.1."), "{ip}");
-    let id = jsonpath(
-        &dev,
-        "pod web",
-        "{.status.containerStatuses[0].containerID}",
-    );
+    let id = dev.jsonpath("pod web", "{.status.containerStatuses[0].containerID}");
     assert!(id.starts_with("podman://"), "{id}");
 
     // The kernel enforces the memory limit; kubelet's reason says why.
     wait_for("hungry to be OOMKilled", || {
-        let reason = jsonpath(
-            &dev,
+        let reason = dev.jsonpath(
             "pod hungry",
             "{.status.containerStatuses[0].state.terminated.reason}",
         );
         (reason == "OOMKilled").then_some(())
     });
-    assert_eq!(jsonpath(&dev, "pod hungry", "{.status.phase}"), "Failed");
+    assert_eq!(dev.jsonpath("pod hungry", "{.status.phase}"), "Failed");
 
     // runAsNonRoot with a root user: not started, as kubelet refuses it.
     let message = wait_for("as-root to be refused", || {
-        let reason = jsonpath(
-            &dev,
+        let reason = dev.jsonpath(
             "pod as-root",
             "{.status.containerStatuses[0].state.waiting.reason}",
         );
         (reason == "CreateContainerConfigError").then(|| {
-            jsonpath(
-                &dev,
+            dev.jsonpath(
                 "pod as-root",
                 "{.status.containerStatuses[0].state.waiting.message}",
             )
@@ -295,8 +271,7 @@ spec:
 
     // No registry has the image.
     wait_for("nowhere to fail pulling", || {
-        let reason = jsonpath(
-            &dev,
+        let reason = dev.jsonpath(
             "pod nowhere",
             "{.status.containerStatuses[0].state.waiting.reason}",
         );
@@ -319,20 +294,24 @@ spec:
         "apiVersion: v1\nkind: Pod\nmetadata: {{name: left}}\nspec:\n  containers:\n  - {{name: main, image: {IMAGE}, args: [serve]}}\n"
     ));
     wait_for("left to run", || {
-        (jsonpath(&dev, "pod left", "{.status.phase}") == "Running").then_some(())
+        (dev.jsonpath("pod left", "{.status.phase}") == "Running").then_some(())
     });
-    assert!(!containers(&node_dir).is_empty());
+    let before = wait_for("left's container", || {
+        let found = containers(&node_dir);
+        (found.len() == 1).then(|| found[0].clone())
+    });
     dev.kill9();
-    assert!(
-        !containers(&node_dir).is_empty(),
+    assert_eq!(
+        containers(&node_dir),
+        [before.clone()],
         "the killed agent could not remove its container"
     );
+    // The next run removes it at start and runs the pod again: one container, a new one.
     let dev = Dev::up_with(tmp.path(), &["--runtime", "podman"]);
-    wait_for("left to run again", || {
-        (jsonpath(&dev, "pod left", "{.status.phase}") == "Running").then_some(())
+    wait_for("left to run in a new container", || {
+        let found = containers(&node_dir);
+        (found.len() == 1 && found[0] != before).then_some(())
     });
-    let names = containers(&node_dir);
-    assert_eq!(names.len(), 1, "only the new run's container: {names:?}");
     drop(dev);
     wait_for("the agent to remove its containers on shutdown", || {
         containers(&node_dir).is_empty().then_some(())

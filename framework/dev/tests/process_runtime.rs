@@ -9,23 +9,15 @@ mod support;
 
 use std::io::{Read, Write};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use support::dev::Dev;
+use support::dev::{Dev, wait_for as wait_until};
 
-/// Polls `f` every 200 ms until it returns `Some`, failing after 60 s with `what`.
-fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let start = Instant::now();
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+/// How long a wait may take before the test fails.
+const LIMIT: Duration = Duration::from_secs(60);
+
+fn wait_for<T>(what: &str, f: impl FnMut() -> Option<T>) -> T {
+    wait_until(what, LIMIT, f)
 }
 
 /// The real Python interpreter (not a pyenv shim, which needs the user's environment).
@@ -54,16 +46,6 @@ fn up(dir: &Path) -> Dev {
         dir,
         &["--runtime", "process", "--image-registry", &registry],
     )
-}
-
-/// `kubectl get WHAT… -o jsonpath=PATH` (`what` split on spaces).
-fn jsonpath(dev: &Dev, what: &str, path: &str) -> String {
-    let mut args = vec!["get"];
-    args.extend(what.split_whitespace());
-    let path = format!("jsonpath={path}");
-    args.extend(["-o", &path]);
-    let out = dev.kubectl(&args);
-    String::from_utf8_lossy(&out.stdout).to_string()
 }
 
 #[test]
@@ -150,7 +132,7 @@ spec:
         "pod/hello",
         "--timeout=60s",
     ]);
-    let ip = jsonpath(&dev, "pod/hello", "{.status.podIP}");
+    let ip = dev.jsonpath("pod/hello", "{.status.podIP}");
     assert!(ip.starts_with("127.1."), "pod address {ip}");
     let logs = wait_for("hello's output", || {
         let out = dev.ok(&["logs", "hello", "-c", "main"]);
@@ -205,16 +187,15 @@ spec:
 "#,
     );
     wait_for("counter running", || {
-        (jsonpath(&dev, "pod/counter", "{.status.phase}") == "Running").then_some(())
+        (dev.jsonpath("pod/counter", "{.status.phase}") == "Running").then_some(())
     });
     let followed = dev.ok(&["logs", "-f", "counter"]);
     assert_eq!(followed, "prepared\nline 1\nline 2\nline 3\n");
     wait_for("counter succeeded", || {
-        (jsonpath(&dev, "pod/counter", "{.status.phase}") == "Succeeded").then_some(())
+        (dev.jsonpath("pod/counter", "{.status.phase}") == "Succeeded").then_some(())
     });
     assert_eq!(
-        jsonpath(
-            &dev,
+        dev.jsonpath(
             "pod/counter",
             "{.status.initContainerStatuses[0].state.terminated.reason}"
         ),
@@ -224,16 +205,14 @@ spec:
     // A container that exits 3 is restarted at once, then backs off: CrashLoopBackOff, its
     // previous instance's log kept.
     let reason = wait_for("crash loop", || {
-        let r = jsonpath(
-            &dev,
+        let r = dev.jsonpath(
             "pod/crash",
             "{.status.containerStatuses[0].state.waiting.reason}",
         );
         (r == "CrashLoopBackOff").then_some(r)
     });
     assert_eq!(reason, "CrashLoopBackOff");
-    let last = jsonpath(
-        &dev,
+    let last = dev.jsonpath(
         "pod/crash",
         "{.status.containerStatuses[0].lastState.terminated.exitCode} {.status.containerStatuses[0].lastState.terminated.reason}",
     );
@@ -244,8 +223,7 @@ spec:
 
     // An image nothing maps: ErrImagePull, then ImagePullBackOff, with the fix in the event.
     wait_for("image pull back-off", || {
-        let r = jsonpath(
-            &dev,
+        let r = dev.jsonpath(
             "pod/no-image",
             "{.status.containerStatuses[0].state.waiting.reason}",
         );
@@ -264,8 +242,7 @@ spec:
 
     // A missing Secret: CreateContainerConfigError until it is created.
     wait_for("config error", || {
-        let r = jsonpath(
-            &dev,
+        let r = dev.jsonpath(
             "pod/no-secret",
             "{.status.containerStatuses[0].state.waiting}",
         );
@@ -291,7 +268,7 @@ spec:
     });
 
     // Deleting a pod stops its processes (SIGTERM) and removes their pid files.
-    let uid = jsonpath(&dev, "pod/hello", "{.metadata.uid}");
+    let uid = dev.jsonpath("pod/hello", "{.metadata.uid}");
     let pid_file = tmp.path().join(format!("data/node/pids/{uid}_main.pid"));
     assert!(pid_file.exists(), "{}", pid_file.display());
     dev.ok(&["delete", "pod", "hello", "--wait=false"]);
@@ -382,7 +359,7 @@ spec:
         "deployment/web",
         "--timeout=60s",
     ]);
-    let ips = jsonpath(&dev, "pods -l app=web", "{.items[*].status.podIP}");
+    let ips = dev.jsonpath("pods -l app=web", "{.items[*].status.podIP}");
     let ips: Vec<&str> = ips.split_whitespace().collect();
     assert_eq!(ips.len(), 2, "{ips:?}");
     assert_ne!(ips[0], ips[1]);
@@ -391,8 +368,7 @@ spec:
         assert!(reply.starts_with("HTTP/1.0 200"), "{reply}");
     }
     let endpoints = wait_for("both endpoints ready", || {
-        let e = jsonpath(
-            &dev,
+        let e = dev.jsonpath(
             "endpointslices -l kubernetes.io/service-name=web",
             "{.items[*].endpoints[*].addresses[0]}",
         );
@@ -406,11 +382,7 @@ spec:
 
     // A liveness probe to a closed port restarts the container.
     wait_for("liveness restart", || {
-        let n = jsonpath(
-            &dev,
-            "pod/deaf",
-            "{.status.containerStatuses[0].restartCount}",
-        );
+        let n = dev.jsonpath("pod/deaf", "{.status.containerStatuses[0].restartCount}");
         (n.parse::<i32>().unwrap_or(0) >= 1).then_some(())
     });
     let events = dev.ok(&[
@@ -437,7 +409,7 @@ spec:
         dev.ok(&["get", "pods", "-l", "job-name=once", "-o", "yaml"])
     );
     assert_eq!(dev.ok(&["logs", "job/once"]), "job done\n");
-    let phase = jsonpath(&dev, "pods -l job-name=once", "{.items[0].status.phase}");
+    let phase = dev.jsonpath("pods -l job-name=once", "{.items[0].status.phase}");
     assert_eq!(phase, "Succeeded");
 }
 
@@ -502,7 +474,7 @@ spec:
     );
     let describe = dev.ok(&["describe", "pod", "greedy"]);
     assert!(describe.contains("FailedScheduling"), "{describe}");
-    assert_eq!(jsonpath(&dev, "pod/greedy", "{.status.phase}"), "Pending");
+    assert_eq!(dev.jsonpath("pod/greedy", "{.status.phase}"), "Pending");
 
     // kill -9: the agent cannot stop its processes; the next run finds them by their pid
     // files and kills them before running the pod again.

@@ -121,6 +121,15 @@ impl Dev {
         String::from_utf8_lossy(&out.stdout).to_string()
     }
 
+    /// `kubectl get WHAT… -o jsonpath=PATH` (`what` split on spaces); what it printed.
+    pub fn jsonpath(&self, what: &str, path: &str) -> String {
+        let mut args = vec!["get"];
+        args.extend(what.split_whitespace());
+        let path = format!("jsonpath={path}");
+        args.extend(["-o", &path]);
+        String::from_utf8_lossy(&self.kubectl(&args).stdout).to_string()
+    }
+
     /// Kills the server as `kill -9` would.
     pub fn kill9(mut self) {
         self.graceful = false;
@@ -145,5 +154,17 @@ impl Drop for Dev {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// Polls `f` every 200 ms until it returns `Some`, failing after `limit` with `what`.
+pub fn wait_for<T>(what: &str, limit: std::time::Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(start.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
     }
 }
