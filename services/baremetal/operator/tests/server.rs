@@ -150,8 +150,8 @@ async fn a_server_is_preflighted_inspected_and_powered_through_redfish() {
     let status = ready.status.clone().expect("status");
     assert_eq!(status.power.as_deref(), Some("Off"));
     let hardware = status.hardware.expect("hardware from inspection");
-    assert!(hardware.cpus.unwrap_or_default() > 0, "{hardware:?}");
-    assert!(hardware.memory.is_some(), "{hardware:?}");
+    // sushy-emulator's fake driver reports a vendor and NICs, no processors or memory.
+    assert!(hardware.manufacturer.is_some(), "{hardware:?}");
     assert!(
         hardware
             .nics

@@ -60,6 +60,9 @@ pub const FINALIZER: &str = "metal.mni.dev/deprovision";
 /// How often a server waiting for a Secret looks again.
 pub const SECRET_POLL: Duration = Duration::from_secs(5);
 
+/// How long a cleanup waits for Metal3 to release a deleted host before it tries again.
+pub const RELEASE_WAIT: Duration = Duration::from_secs(20);
+
 /// How often a failed pre-flight is retried.
 pub const PREFLIGHT_RETRY: Duration = Duration::from_secs(15);
 
@@ -278,9 +281,7 @@ impl Reconciler for ServerReconciler {
         );
         write_status(ctx, &obj, &desired).await?;
         if host.metadata.deletion_timestamp.is_some() {
-            return Err(ServerError::Deprovisioning(format!(
-                "Metal3 is removing BareMetalHost {host_name}"
-            )));
+            return wait_gone(client, &hosts, &namespace, &name).await;
         }
 
         // First deprovision and power off: no image, offline.
@@ -318,9 +319,7 @@ impl Reconciler for ServerReconciler {
         }
         // Then the host goes (Metal3 detaches it from the provisioner), and the BMC Secret.
         delete(client, &namespace, &host_name, "BareMetalHost").await?;
-        Err(ServerError::Deprovisioning(format!(
-            "deleting BareMetalHost {host_name}"
-        )))
+        wait_gone(client, &hosts, &namespace, &name).await
     }
 
     fn relations(&self) -> Relations<Self::K> {
@@ -328,6 +327,35 @@ impl Reconciler for ServerReconciler {
             .owns::<BareMetalHost>()
             .owns::<Secret>()
     }
+}
+
+/// Waits up to [`RELEASE_WAIT`] for Metal3 to release the deleted host of Server `name`
+/// (it powers the host off and removes its finalizer), then deletes the BMC Secret: `Ok` once
+/// both are gone, so the Server's finalizer goes.
+async fn wait_gone(
+    client: &kube::Client,
+    hosts: &Api<BareMetalHost>,
+    namespace: &str,
+    name: &str,
+) -> Result<Action, ServerError> {
+    let host_name = upstream::host_name(name);
+    let deadline = tokio::time::Instant::now() + RELEASE_WAIT;
+    while get_opt(hosts, &host_name, "BareMetalHost").await?.is_some() {
+        if tokio::time::Instant::now() >= deadline {
+            return Err(ServerError::Deprovisioning(format!(
+                "Metal3 is removing BareMetalHost {host_name}"
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    delete(
+        client,
+        namespace,
+        &upstream::bmc_secret_name(name),
+        "Secret",
+    )
+    .await?;
+    Ok(Action::await_change())
 }
 
 /// Another Server (in any namespace) created before `obj` with the same BMC address, as
