@@ -20,7 +20,8 @@ use axum::{Json, Router};
 use mni_web::{ApiError, Domain, OpenApi, View, path_parameter};
 use serde_json::json;
 
-use metal_operator::api::metal_v1alpha1::{Image, Server};
+use metal_operator::api::metal_v1alpha1::Image;
+use metal_operator::api::metal_v1alpha1::Server;
 
 /// The path of a Server's power-on action.
 pub const POWER_ON: &str = "/api/v1/servers/{name}/power-on";

@@ -10,7 +10,9 @@
 use mni_web::ApiError;
 
 use metal_operator::api::metal_v1alpha1::ServerSpec;
-use metal_operator::api::metal_v1alpha1::validate::{message, validate, validate_update};
+use metal_operator::api::metal_v1alpha1::validate::message;
+use metal_operator::api::metal_v1alpha1::validate::validate;
+use metal_operator::api::metal_v1alpha1::validate::validate_update;
 
 /// HTTP 422 when `spec` (replacing `old`, if any) breaks a rule, worded like the API server:
 /// the validation hook of the backend's `Domain`.

@@ -48,8 +48,11 @@ use mni_metal3::v1alpha1::{BareMetalHost, ErrorType, ProvisioningState};
 use mni_operator::{ContextError, prelude::*};
 use serde_json::{Value, json};
 
-use crate::api::metal_v1alpha1::validate::{message, parse_address, validate};
-use crate::api::metal_v1alpha1::{Server, ServerStatus};
+use crate::api::metal_v1alpha1::Server;
+use crate::api::metal_v1alpha1::ServerStatus;
+use crate::api::metal_v1alpha1::validate::message;
+use crate::api::metal_v1alpha1::validate::parse_address;
+use crate::api::metal_v1alpha1::validate::validate;
 use preflight::Preflight;
 use status::Blocked;
 use upstream::SERVER_LABEL;

@@ -19,7 +19,11 @@ use k8s_openapi::jiff::Timestamp;
 use mni_core::{ConditionStatus, Conditions, DEGRADED, PROGRESSING, READY};
 use mni_metal3::v1alpha1::{BareMetalHost, HardwareDetails, ProvisioningState};
 
-use crate::api::metal_v1alpha1::{Hardware, HostError, Nic, ServerStatus, Storage};
+use crate::api::metal_v1alpha1::Hardware;
+use crate::api::metal_v1alpha1::HostError;
+use crate::api::metal_v1alpha1::Nic;
+use crate::api::metal_v1alpha1::ServerStatus;
+use crate::api::metal_v1alpha1::Storage;
 
 /// `Degraded` reason: the spec breaks a rule.
 pub const INVALID_SPEC: &str = "InvalidSpec";

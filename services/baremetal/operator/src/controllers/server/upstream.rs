@@ -142,7 +142,9 @@ fn image_format(value: &str) -> Option<ImageFormat> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::metal_v1alpha1::{Bmc as ServerBmc, Image as ServerImage, ServerSpec};
+    use crate::api::metal_v1alpha1::Bmc as ServerBmc;
+    use crate::api::metal_v1alpha1::Image as ServerImage;
+    use crate::api::metal_v1alpha1::ServerSpec;
 
     fn server() -> Server {
         let mut obj = Server::new(
