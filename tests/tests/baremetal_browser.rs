@@ -130,10 +130,15 @@ fn baremetal_frontend_registers_powers_provisions_and_deletes_in_chromium() {
     );
     let mut browser = Chromium::launch();
     let mut page = browser.open(&frontend_url);
-    assert_eq!(
-        page.eval("document.title"),
-        json!("Metal — Bare-metal servers")
-    );
+    // Navigation does not wait for the page: wait for its title.
+    eventually("the page to load", CONVERGE, || {
+        let title = page.eval("document.title");
+        if title == json!("Metal — Bare-metal servers") {
+            Ok(())
+        } else {
+            Err(title.to_string())
+        }
+    });
     let mac = bmc.systems()[0].macs[0].clone();
     page.type_into("#create-form input[name=name]", "lab");
     page.type_into("#create-form input[name=address]", &bmc.bmc_address(0));
@@ -163,6 +168,10 @@ fn baremetal_frontend_registers_powers_provisions_and_deletes_in_chromium() {
     wait_row(&mut page, "lab", "state", "provisioned");
     page.click("#items tbody tr[data-name=lab] button.deprovision");
     wait_row(&mut page, "lab", "state", "available");
+    // Deprovisioning powers the server off, and Metal3 powers it on again (online): wait until
+    // the BMC has applied that too. sushy-emulator applies each action 1–11 s late, so an
+    // action still pending could land after a later one.
+    wait_row(&mut page, "lab", "ready", "True");
 
     step(started, "Delete: powered off before the host goes");
     page.click("#items tbody tr[data-name=lab] button.delete");
