@@ -3,7 +3,8 @@
 //! [`builtins`] returns every plugin compiled into `mni-scaffold`: `rust.mni.dev/v1` (the
 //! operator crates), `kustomize.mni.dev/v1` (their manifests), `service.mni.dev/v1` (a service's
 //! CRD, controllers, backend and frontend), `vpc.mni.dev/v1` (the VPC service on Kube-OVN, a
-//! whole chain by itself), `vm.mni.dev/v1` (the VM service on KubeVirt, likewise) and the bundle `rust-operator.mni.dev/v1` running
+//! whole chain by itself), `vm.mni.dev/v1` (the VM service on KubeVirt, likewise), `baremetal.mni.dev/v1` (the
+//! bare-metal service on Metal3, likewise) and the bundle `rust-operator.mni.dev/v1` running
 //! the three in that order, which is the [`default_chain`] when neither `--plugins` nor a
 //! PROJECT `layout` says otherwise — like Kubebuilder's `go/v4` bundling its Go and kustomize
 //! plugins. To add a built-in plugin, construct it in [`builtins`] and, if new
@@ -14,6 +15,7 @@ use mni_plugin::{Bundle, Plugin, PluginKey};
 use mni_plugin_kustomize::KustomizeV1;
 use mni_plugin_rust::RustV1;
 use mni_plugin_service::ServiceV1;
+use mni_plugin_baremetal::BaremetalV1;
 use mni_plugin_vm::VmV1;
 use mni_plugin_vpc::VpcV1;
 
@@ -52,6 +54,7 @@ pub fn builtins() -> Vec<Box<dyn Plugin>> {
         Box::new(ServiceV1::new()),
         Box::new(VpcV1::new()),
         Box::new(VmV1::new()),
+        Box::new(BaremetalV1::new()),
     ]
 }
 

@@ -214,6 +214,27 @@ pub const GOLDEN: &[Golden] = &[
             &["--plugins", "vm/v1", "new", "service", "compute"],
         ],
     },
+    Golden {
+        name: "baremetal",
+        dir: Some("services/baremetal"),
+        about: "the reference bare-metal service: baremetal.mni.dev/v1 on Metal3, pre-flighted over Redfish",
+        commands: &[
+            &[
+                "--plugins",
+                "baremetal/v1",
+                "init",
+                "--domain",
+                "mni.dev",
+                "--project-name",
+                "mni-baremetal",
+                "--owner",
+                "The mNi authors",
+                "--mni-path",
+                SERVICE_MNI_PATH,
+            ],
+            &["--plugins", "baremetal/v1", "new", "service", "metal"],
+        ],
+    },
 ];
 
 /// Why a golden project could not be generated or compared.

@@ -1,5 +1,5 @@
 //! Runs every `$ ` command of the book chapters "Your first operator", "Build your first
-//! service", "Give a tenant a VPC" and "Give a tenant a virtual machine", in order, each chapter in one bash session in a temporary directory, with the
+//! service", "Give a tenant a VPC", "Give a tenant a virtual machine" and "Bring your own bare metal", in order, each chapter in one bash session in a temporary directory, with the
 //! `mni-scaffold` and `mni-dev` binaries of this build and kubectl on PATH — and checks what the
 //! chapter says happens.
 
@@ -171,6 +171,27 @@ fn vm_chapter_commands_run() {
             "alice@example.com",
             "instanceType: unknown instance type t2.micro",
             "instance.compute.mni.dev \"instance-sample\" deleted",
+            "No resources found",
+        ],
+    );
+}
+
+#[test]
+fn baremetal_chapter_commands_run() {
+    let (stdout, stderr) = run_chapter("baremetal.md");
+    expect_all(
+        &stdout,
+        &stderr,
+        &[
+            "create operator/src/controllers/server.rs",
+            "server.metal.mni.dev/rack-1 condition met",
+            "available Off Sushy Emulator 52:54:00:00:00:01",
+            "baremetalhost.metal3.io/rack-1",
+            "\"PowerState\": \"On\"",
+            "\"PowerState\": \"Off\"",
+            "bootMACAddress: 52:54:00 is not a MAC address",
+            "image.url: cannot change the image of a provisioned server",
+            "server.metal.mni.dev \"rack-1\" deleted",
             "No resources found",
         ],
     );

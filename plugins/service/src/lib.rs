@@ -21,4 +21,4 @@
 
 pub mod v1;
 
-pub use v1::{KEY, ServiceV1};
+pub use v1::{KEY, ServiceV1, Specialisation, SpecialisedService};

@@ -147,7 +147,7 @@ fn plugin_keys() {
         Project::new(),
         &["--plugins", "nope/v1", "init"],
         &[
-            "no plugin matches \"nope/v1\"; available: kustomize.mni.dev/v1, rust-operator.mni.dev/v1, rust.mni.dev/v1",
+            "no plugin matches \"nope/v1\"; available: baremetal.mni.dev/v1, kustomize.mni.dev/v1, rust-operator.mni.dev/v1, rust.mni.dev/v1",
         ],
     );
     check(

@@ -59,3 +59,8 @@ pub use error::{Error, Result};
 pub use manifests::assert_crds_checked_in;
 pub use owner::get_controlled;
 pub use wait::{wait_deleted, wait_for, wait_for_condition};
+
+/// The Redfish test harness of `mni-redfish` (`sushy-emulator` on loopback, installed by
+/// `scripts/sushy-emulator.sh`), for services whose BMCs the Metal3 simulator drives
+/// ([`TestEnvBuilder::with_metal3`]): their tests depend on `mni-testkit` only.
+pub use mni_redfish::testing as redfish;

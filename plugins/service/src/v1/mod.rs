@@ -30,7 +30,9 @@
 //! A plugin that builds a specialised service on this one (e.g. `vpc.mni.dev/v1`) constructs it
 //! with [`ServiceV1::with_domain_kind`] to name the domain kind and
 //! [`ServiceV1::without_templates`] to render the domain kind's files (or any other) itself;
-//! [`ServiceV1::new`] is the default, `<Name>Account` with every file.
+//! [`ServiceV1::new`] is the default, `<Name>Account` with every file. [`specialised`] is the
+//! base such plugins share: a [`Specialisation`] says what the plugin adds, a
+//! [`SpecialisedService`] is the whole plugin.
 //!
 //! The backend and frontend are thin: what every service's web tier does is `mni-web`'s.
 //! A plugin extends them at their markers rather than replacing them: in the backend's
@@ -45,11 +47,14 @@
 
 mod names;
 mod new_service;
+pub mod specialised;
 
 use mni_machinery::Templates;
 use mni_plugin::PluginKey;
 use mni_plugin::prelude::*;
 use mni_plugin_kustomize::KustomizeV1;
+
+pub use specialised::{Specialisation, SpecialisedService};
 
 pub use names::{
     API_VERSION, BACKEND_CRATE, FRONTEND_CRATE, RESERVED_KINDS, ServiceCrate, ServiceNameError,

@@ -45,60 +45,33 @@
 
 mod specialise;
 
+use mni_plugin::PluginKey;
 use mni_plugin::prelude::*;
-use mni_plugin::{Bundle, PluginKey};
-use mni_plugin_kustomize::KustomizeV1;
-use mni_plugin_rust::RustV1;
-use mni_plugin_service::ServiceV1;
+use mni_plugin_service::SpecialisedService;
 
 pub use specialise::{DOMAIN_KIND, SKIPPED, TAKEN_OVER};
+
+/// What `mni-scaffold help` says of the plugin.
+const DESCRIPTION: &str = "Scaffolds the VPC service: tenants' VirtualPrivateClouds (subnets, static routes, bound \
+     namespaces, a NAT gateway with EIPs and SNAT/DNAT rules) reconciled onto Kube-OVN \
+     (kubeovn.io/v1) with validation, finalizer cleanup and aggregated status, plus a \
+     backend and frontend for VPCs and subnets (new service). init and create api do what \
+     the default bundle does.";
 
 /// The plugin's key.
 pub const KEY: &str = "vpc.mni.dev/v1";
 
-/// The `vpc.mni.dev/v1` plugin. See the [module docs](self).
-pub struct VpcV1 {
-    key: PluginKey,
-    /// `init` and `create api`: the Rust and kustomize plugins.
-    project: Bundle,
-    /// `new service`: Rust, kustomize, service/v1 for `VirtualPrivateCloud`, the specialisation.
-    service: Bundle,
-}
+/// The `vpc.mni.dev/v1` plugin: a [`SpecialisedService`] (see the [module docs](self)).
+#[derive(Debug)]
+pub struct VpcV1(SpecialisedService);
 
 impl VpcV1 {
     /// The plugin with its templates registered.
-    ///
-    /// # Panics
-    ///
-    /// Only if a built-in template does not parse (ruled out by the unit tests).
     #[must_use]
     pub fn new() -> Self {
-        let key: PluginKey = KEY.parse().expect("KEY is a valid plugin key");
-        let project = Bundle::new(
-            key.clone(),
-            vec![
-                Box::new(RustV1::new().with_root_crate_default(false)),
-                Box::new(KustomizeV1::new()),
-            ],
-        );
-        let service = Bundle::new(
-            key.clone(),
-            vec![
-                Box::new(RustV1::new()),
-                Box::new(KustomizeV1::new()),
-                Box::new(
-                    ServiceV1::new()
-                        .with_domain_kind(DOMAIN_KIND)
-                        .without_templates(TAKEN_OVER.iter().chain(SKIPPED).copied()),
-                ),
-                Box::new(specialise::VpcService::new(key.clone())),
-            ],
-        );
-        Self {
-            key,
-            project,
-            service,
-        }
+        Self(SpecialisedService::new(
+            specialise::specialisation().with_description(DESCRIPTION),
+        ))
     }
 }
 
@@ -108,36 +81,25 @@ impl Default for VpcV1 {
     }
 }
 
-impl std::fmt::Debug for VpcV1 {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("VpcV1").field("key", &self.key).finish()
-    }
-}
-
 impl Plugin for VpcV1 {
     fn key(&self) -> &PluginKey {
-        &self.key
+        self.0.key()
     }
 
     fn description(&self) -> String {
-        "Scaffolds the VPC service: tenants' VirtualPrivateClouds (subnets, static routes, bound \
-         namespaces, a NAT gateway with EIPs and SNAT/DNAT rules) reconciled onto Kube-OVN \
-         (kubeovn.io/v1) with validation, finalizer cleanup and aggregated status, plus a \
-         backend and frontend for VPCs and subnets (new service). init and create api do what \
-         the default bundle does."
-            .to_owned()
+        self.0.description()
     }
 
     fn init(&self) -> Option<&dyn Init> {
-        self.project.init()
+        self.0.init()
     }
 
     fn create_api(&self) -> Option<&dyn CreateApi> {
-        self.project.create_api()
+        self.0.create_api()
     }
 
     fn new_service(&self) -> Option<&dyn NewService> {
-        self.service.new_service()
+        self.0.new_service()
     }
 }
 

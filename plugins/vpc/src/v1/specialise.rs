@@ -9,12 +9,12 @@
 //! gains two modules of its own (`validation`, the domain's validation hook, and `subnets`,
 //! the subnet routes and their OpenAPI paths), registered at the markers of its `src/lib.rs` (`modules` and `routes`).
 
-use mni_machinery::{Insert, TemplateFile, Templates, insert, merge_data};
-use mni_plugin::prelude::*;
-use mni_plugin::{PluginKey, SubcommandMetadata};
-use mni_plugin_kustomize::KustomizeV1;
-use mni_plugin_rust::v1::{Settings, Target};
+use mni_machinery::Insert;
+use mni_plugin_rust::v1::Target;
+use mni_plugin_service::Specialisation;
 use mni_plugin_service::v1::ServiceNames;
+
+use super::KEY;
 
 /// The domain kind of the VPC service.
 pub const DOMAIN_KIND: &str = "VirtualPrivateCloud";
@@ -38,171 +38,15 @@ pub const TAKEN_OVER: &[&str] = &[
 /// `backend/tests/virtual_private_clouds.rs`).
 pub const SKIPPED: &[&str] = &["backend/tests/api.rs"];
 
-/// The settings key of the Rust plugin (owner, license, where the mNi crates come from).
-const RUST_KEY: &str = mni_plugin_rust::KEY;
-
-/// The types of the domain kind's module that other crates use, besides the kind, its spec
-/// and its status (which `service.mni.dev/v1` exports).
+/// The domain module's own module, and the types of the domain kind's module that other
+/// crates use, besides the kind, its spec and its status (which `service.mni.dev/v1` exports).
 /// Written as rustfmt writes it; the comment keeps the machinery from reformatting it.
-const EXPORTS: &str = "// The types of the VirtualPrivateCloud's spec and status.
+const KINDS: &str = "pub mod validate;
+// The types of the VirtualPrivateCloud's spec and status.
 pub use virtual_private_cloud::{
     DnatRule, Eip, EipStatus, NatGateway, NatGatewayStatus, Protocol, RoutePolicy, SnatRule,
     StaticRoute, SubnetSpec, SubnetStatus,
 };";
-
-/// The VPC specialisation, a member of the `vpc.mni.dev/v1` bundle for `new service`.
-pub(crate) struct VpcService {
-    key: PluginKey,
-    templates: Templates,
-    kustomize: KustomizeV1,
-}
-
-impl VpcService {
-    pub(crate) fn new(key: PluginKey) -> Self {
-        Self {
-            key,
-            templates: Templates::deferred(mni_templates::files("vpc", "v1")),
-            kustomize: KustomizeV1::new(),
-        }
-    }
-
-    /// The service's names and its operator crate, where PROJECT records it (the chain's
-    /// `--layout`).
-    fn names(cx: &Context<'_>) -> Result<(ServiceNames, Target), PluginError> {
-        let name = cx.flags.string("name").unwrap_or_default();
-        let names = ServiceNames::with_domain_kind(&name, &cx.config.domain, Some(DOMAIN_KIND))
-            .map_err(|e| PluginError::InvalidInput(e.to_string()))?;
-        let target = Target::resolve(cx.config, Some(&name))?;
-        Ok((names.at(&target.service_dir()), target))
-    }
-
-    /// Where template `template` (a path under `templates/vpc/v1/`) goes.
-    fn output(names: &ServiceNames, template: &str) -> String {
-        let d = &names.domain;
-        let path = template
-            .replace("group_version", &names.domain.group_version())
-            .replace(
-                "crd/bases/virtualprivateclouds.yaml",
-                &format!("crd/bases/{}_{}.yaml", d.full_group, d.plural),
-            )
-            .replace(
-                "samples/virtualprivatecloud.yaml",
-                &format!(
-                    "samples/{}_{}_{}.yaml",
-                    d.group,
-                    d.version,
-                    d.kind.to_lowercase()
-                ),
-            );
-        format!("{}{path}", names.dir)
-    }
-
-    fn render(
-        &self,
-        cx: &mut Context<'_>,
-        names: &ServiceNames,
-        target: &Target,
-    ) -> Result<(), PluginError> {
-        let rust_key: PluginKey = RUST_KEY.parse().expect("a valid key");
-        let settings: Settings = cx.config.plugin_config(&rust_key)?.unwrap_or_default();
-        let data = merge_data(&[
-            settings.template_data(),
-            target.template_data(),
-            names.template_data(),
-            serde_json::json!({
-                "project_name": cx.config.project_name.clone().unwrap_or_default(),
-                "domain": cx.config.domain,
-            }),
-        ]);
-        let files: Vec<TemplateFile> = mni_templates_files()
-            .into_iter()
-            .map(|t| TemplateFile::new(&t, &Self::output(names, &t)))
-            .collect();
-        self.templates
-            .scaffold(cx.universe, &files, &data)
-            .map_err(|e| e.into_plugin_error(&self.key))?;
-
-        let op = &target.dir;
-        let backend = &names.backend().dir;
-        let gv = names.domain.group_version();
-        let mni_kubeovn = settings
-            .mni
-            .clone()
-            .unwrap_or_default()
-            .spec("framework/upstreams/kubeovn");
-        let inserts = [
-            (
-                format!("{op}src/api/{gv}/mod.rs"),
-                Insert::new(
-                    "kinds",
-                    "vpc-types",
-                    &format!("pub mod validate;\n{EXPORTS}"),
-                ),
-            ),
-            (
-                format!("{op}src/controllers/mod.rs"),
-                Insert::new(
-                    "controller-modules",
-                    "kube_ovn_orphans",
-                    "pub mod kube_ovn_orphans;",
-                ),
-            ),
-            (
-                format!("{op}src/main.rs"),
-                Insert::new(
-                    "imports",
-                    "kube-ovn-orphans",
-                    &format!(
-                        "use {}::controllers::kube_ovn_orphans::KubeOvnOrphanReconciler;",
-                        target.crate_ident
-                    ),
-                ),
-            ),
-            (
-                format!("{op}src/main.rs"),
-                Insert::new(
-                    "controllers",
-                    "kube-ovn-orphans",
-                    "// Kube-OVN objects whose VirtualPrivateCloud is gone are deleted.\n\
-                     let options = ControllerOptions::default().with_error_reporting(false);\n\
-                     let manager = manager.with_controller_options(KubeOvnOrphanReconciler, options);",
-                ),
-            ),
-            (
-                format!("{backend}/src/lib.rs"),
-                Insert::new("modules", KEY_FRAGMENT, BACKEND_MODULES),
-            ),
-            (
-                format!("{backend}/src/lib.rs"),
-                Insert::new("routes", KEY_FRAGMENT, BACKEND_ROUTES),
-            ),
-            (
-                format!("{op}Cargo.toml"),
-                Insert::new(
-                    "dependencies",
-                    KEY_FRAGMENT,
-                    "mni-kubeovn = { workspace = true }\nsha2 = { workspace = true }\ntracing = { workspace = true }",
-                ),
-            ),
-            (
-                "Cargo.toml".to_owned(),
-                Insert::new(
-                    "workspace-dependencies",
-                    "mni-kubeovn",
-                    &format!("mni-kubeovn = {mni_kubeovn}"),
-                ),
-            ),
-        ];
-        for (path, fragment) in &inserts {
-            insert(cx.universe, path, fragment).map_err(|e| e.into_plugin_error(&self.key))?;
-        }
-        let kustomize_data = self.kustomize.data(cx, target)?;
-        self.kustomize.derive_role(cx, target, &kustomize_data)
-    }
-}
-
-/// The fragment key of this plugin's inserts.
-const KEY_FRAGMENT: &str = "vpc.mni.dev/v1";
 
 /// The backend's own modules (`templates/vpc/v1/backend/src/`).
 const BACKEND_MODULES: &str = "pub mod subnets;\nmod validation;";
@@ -214,60 +58,59 @@ let domain = domain.with_validation(validation::check);
 let openapi = subnets::openapi(openapi);
 let routes = routes.with_routes(subnets::routes());";
 
-/// The names of every template of `vpc.mni.dev/v1`.
-fn mni_templates_files() -> Vec<String> {
-    mni_templates::files("vpc", "v1")
-        .into_iter()
-        .map(|(name, _)| name.to_owned())
-        .collect()
+/// The orphan sweeper: its module and its registration in `main.rs`.
+fn orphan_sweeper(target: &Target, _names: &ServiceNames) -> Vec<(String, Insert)> {
+    let op = &target.dir;
+    vec![
+        (
+            format!("{op}src/controllers/mod.rs"),
+            Insert::new(
+                "controller-modules",
+                "kube_ovn_orphans",
+                "pub mod kube_ovn_orphans;",
+            ),
+        ),
+        (
+            format!("{op}src/main.rs"),
+            Insert::new(
+                "imports",
+                "kube-ovn-orphans",
+                &format!(
+                    "use {}::controllers::kube_ovn_orphans::KubeOvnOrphanReconciler;",
+                    target.crate_ident
+                ),
+            ),
+        ),
+        (
+            format!("{op}src/main.rs"),
+            Insert::new(
+                "controllers",
+                "kube-ovn-orphans",
+                "// Kube-OVN objects whose VirtualPrivateCloud is gone are deleted.\n\
+                 let options = ControllerOptions::default().with_error_reporting(false);\n\
+                 let manager = manager.with_controller_options(KubeOvnOrphanReconciler, options);",
+            ),
+        ),
+    ]
 }
 
-impl std::fmt::Debug for VpcService {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("VpcService")
-            .field("key", &self.key)
-            .finish()
-    }
-}
-
-impl Plugin for VpcService {
-    fn key(&self) -> &PluginKey {
-        &self.key
-    }
-
-    fn new_service(&self) -> Option<&dyn NewService> {
-        Some(self)
-    }
-}
-
-impl NewService for VpcService {
-    fn metadata(&self) -> SubcommandMetadata {
-        SubcommandMetadata {
-            description: "Specialise the service for VPCs: the VirtualPrivateCloud kind with \
-                          CEL validation, its controller onto Kube-OVN (Vpc, Subnets, NAT \
-                          gateway, EIPs, SNAT/DNAT rules) with finalizer cleanup and status, \
-                          VPC and subnet routes in the backend, VPCs in the frontend."
-                .to_owned(),
-            examples: "mni-scaffold --plugins vpc/v1 new service network   # VirtualPrivateCloud \
-                       in network.<domain>/v1alpha1"
-                .to_owned(),
-        }
-    }
-
-    fn run(&self, cx: &mut Context<'_>) -> Result<(), PluginError> {
-        let (names, target) = Self::names(cx)?;
-        if !cx.universe.contains(&format!("{}src/main.rs", target.dir)) {
-            return Err(PluginError::InvalidInput(format!(
-                "{KEY_FRAGMENT} specialises the service that rust.mni.dev/v1, \
-                 kustomize.mni.dev/v1 and service.mni.dev/v1 scaffold, but {}src/main.rs is \
-                 missing: use the bundle vpc.mni.dev/v1",
-                target.dir
-            )));
-        }
-        self.render(cx, &names, &target)?;
-        if let Some(service) = cx.config.services.iter_mut().find(|s| s.name == names.name) {
-            service.plugin = self.key.clone();
-        }
-        Ok(())
-    }
+/// The VPC specialisation: what `vpc.mni.dev/v1` adds to a service.
+pub(super) fn specialisation() -> Specialisation {
+    Specialisation::new(KEY, "vpc", DOMAIN_KIND)
+        .with_templates_of_service(TAKEN_OVER, SKIPPED)
+        .with_step(
+            "Specialise the service for VPCs: the VirtualPrivateCloud kind with CEL \
+             validation, its controller onto Kube-OVN (Vpc, Subnets, NAT gateway, EIPs, \
+             SNAT/DNAT rules) with finalizer cleanup and status, VPC and subnet routes in the \
+             backend, VPCs in the frontend.",
+            "mni-scaffold --plugins vpc/v1 new service network   # VirtualPrivateCloud in \
+             network.<domain>/v1alpha1",
+        )
+        .with_kinds("vpc-types", KINDS)
+        .with_extra_inserts(orphan_sweeper)
+        .with_upstream_crates(&[("mni-kubeovn", "framework/upstreams/kubeovn")])
+        .with_operator_dependencies(
+            "mni-kubeovn = { workspace = true }\nsha2 = { workspace = true }\ntracing = { workspace = true }",
+        )
+        .with_backend(BACKEND_MODULES, BACKEND_ROUTES)
 }
