@@ -12,10 +12,10 @@
 //! change.
 
 use mni_plugin::{Bundle, Plugin, PluginKey};
+use mni_plugin_baremetal::BaremetalV1;
 use mni_plugin_kustomize::KustomizeV1;
 use mni_plugin_rust::RustV1;
 use mni_plugin_service::ServiceV1;
-use mni_plugin_baremetal::BaremetalV1;
 use mni_plugin_vm::VmV1;
 use mni_plugin_vpc::VpcV1;
 
