@@ -31,7 +31,7 @@ fn wait_for<T>(what: &str, f: impl FnMut() -> Option<T>) -> T {
 const IMAGE: &str = "localhost/mni-podman-test:1";
 
 /// The program in the image: `serve` reports what the container sees and serves HTTP on
-/// `$POD_IP:8080`; `eat` allocates memory until the kernel kills it.
+/// `$POD_IP:8080`; `eat` allocates memory until the kernel kills it; `sleep` sleeps.
 const PROGRAM: &str = r#"
 use std::io::{Read, Write};
 fn main() {
@@ -39,6 +39,10 @@ fn main() {
     if mode == "eat" {
         let mut hoard: Vec<Vec<u8>> = Vec::new();
         loop { hoard.push(vec![1u8; 1 << 20]); }
+    }
+    if mode == "sleep" {
+        println!("sleeping");
+        loop { std::thread::sleep(std::time::Duration::from_secs(60)); }
     }
     let read = |p: &str| std::fs::read_to_string(p).unwrap_or_else(|e| format!("<{e}>"));
     println!("greeting={}", std::env::var("GREETING").unwrap_or_default());
@@ -291,10 +295,13 @@ spec:
 
     // kill -9 with a container running: the next run removes it.
     dev.apply(&format!(
-        "apiVersion: v1\nkind: Pod\nmetadata: {{name: left}}\nspec:\n  containers:\n  - {{name: main, image: {IMAGE}, args: [serve]}}\n"
+        "apiVersion: v1\nkind: Pod\nmetadata: {{name: left}}\nspec:\n  containers:\n  - {{name: main, image: {IMAGE}, args: [sleep]}}\n"
     ));
     wait_for("left to run", || {
-        (dev.jsonpath("pod left", "{.status.phase}") == "Running").then_some(())
+        let out = dev.kubectl(&["logs", "left"]);
+        String::from_utf8_lossy(&out.stdout)
+            .contains("sleeping")
+            .then_some(())
     });
     let before = wait_for("left's container", || {
         let found = containers(&node_dir);
