@@ -477,37 +477,24 @@ fn non_root(pod: &Pod, images: &BTreeMap<String, Image>) -> Result<(), config::E
     Ok(())
 }
 
-/// A quantity of bytes (`64Mi`, `1G`, `500000`) as a number.
+/// A memory quantity (`64Mi`, `1G`) in bytes, rounded up as kubelet rounds it.
 fn bytes(q: &str) -> Option<i64> {
-    let q = q.trim();
-    let split = q
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(q.len());
-    let (num, unit) = q.split_at(split);
-    let n: f64 = num.parse().ok()?;
-    let mult: f64 = match unit {
-        "" => 1.0,
-        "k" => 1e3,
-        "M" => 1e6,
-        "G" => 1e9,
-        "T" => 1e12,
-        "Ki" => 1024.0,
-        "Mi" => 1024.0 * 1024.0,
-        "Gi" => 1024.0 * 1024.0 * 1024.0,
-        "Ti" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
-        "m" => 1e-3,
-        _ => return None,
-    };
-    #[allow(clippy::cast_possible_truncation, reason = "memory sizes fit in i64")]
-    Some((n * mult).ceil() as i64)
+    let q: mni_formats::quantity::Quantity = q.trim().parse().ok()?;
+    let nanos = q.nanos();
+    i64::try_from(
+        nanos.div_euclid(1_000_000_000) + i128::from(nanos.rem_euclid(1_000_000_000) != 0),
+    )
+    .ok()
 }
 
 /// A CPU quantity (`500m`, `2`) in cores.
 fn cores(q: &str) -> Option<f64> {
-    match q.strip_suffix('m') {
-        Some(milli) => milli.parse::<f64>().ok().map(|m| m / 1000.0),
-        None => q.parse().ok(),
-    }
+    let q: mni_formats::quantity::Quantity = q.trim().parse().ok()?;
+    #[allow(
+        clippy::cast_precision_loss,
+        reason = "CPU limits are small numbers of millicores"
+    )]
+    Some(q.millis() as f64 / 1000.0)
 }
 
 /// Runs the init containers in order, then the containers, until they end or the pod stops.
