@@ -3,7 +3,7 @@
 //! `mni-scaffold` and `mni-dev` binaries of this build and kubectl on PATH — and checks what the
 //! chapter says happens.
 
-use std::process::Command;
+use mni_chapter::Session;
 
 /// Runs the chapter's commands; returns stdout and stderr, or panics with both.
 fn run_chapter(file: &str) -> (String, String) {
@@ -18,61 +18,59 @@ fn run_chapter(file: &str) -> (String, String) {
             bins.display()
         );
     }
-    let commands: Vec<String> = mni_tests::book::console_steps(&chapter)
+    let commands: Vec<String> = mni_chapter::console_steps(&chapter)
         .into_iter()
         .map(|s| s.command)
         .collect();
     assert!(commands.len() >= 10, "{file}: {commands:?}");
 
     let tmp = tempfile::tempdir().expect("tempdir");
-    // Background jobs (mni-dev, the operator) hold the output pipes: stop them however the
-    // script ends, or a failing command would leave the test waiting forever.
-    let mut script =
-        String::from("set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n");
-    for cmd in &commands {
-        script.push_str(cmd);
-        script.push('\n');
-        if cmd.starts_with("mkdir ") {
-            // Pre-seed the lock file with the versions mNi is tested with, so the project's
-            // `cargo build` reuses the workspace's compiled dependencies (as a CI cache would).
-            script.push_str(&format!(
-                "cp {} Cargo.lock\n",
-                root.join("Cargo.lock").display()
-            ));
-        }
-        if cmd.starts_with("mni-dev up") && cmd.ends_with('&') {
-            script.push_str(
-                "for _ in $(seq 1 200); do [ -f .mni/dev/kubeconfig ] && break; sleep 0.05; done\n",
-            );
-        }
-    }
-
     let path = format!(
         "{}:{}",
         bins.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let out = mni_tests::clean_cargo_env(&mut Command::new("timeout"))
-        // A chapter that hangs fails (with what it printed) instead of stalling the suite:
-        // `timeout` stops the script and every job it started (one process group).
-        .args(["--kill-after=10s", "900s", "bash", "-c"])
-        .arg(&script)
-        .current_dir(tmp.path())
+    // The session stops the background jobs (mni-dev, the operator) however the script ends.
+    let mut session = Session::new(tmp.path())
         .env("PATH", path)
         .env("CARGO_TARGET_DIR", root.join("target"))
         .env("CARGO_NET_OFFLINE", "true")
         .env("RUST_LOG", "warn")
         .env_remove("KUBECONFIG")
-        .env_remove("MNI_PLUGINS_PATH")
-        .output()
+        .env_remove("MNI_PLUGINS_PATH");
+    for cmd in &commands {
+        session.push_line(cmd);
+        if cmd.starts_with("mkdir ") {
+            // Pre-seed the lock file with the versions mNi is tested with, so the project's
+            // `cargo build` reuses the workspace's compiled dependencies (as a CI cache would).
+            session.push_line(&format!(
+                "cp {} Cargo.lock",
+                root.join("Cargo.lock").display()
+            ));
+        }
+        if cmd.starts_with("mni-dev up") && cmd.ends_with('&') {
+            session.push_line(
+                "for _ in $(seq 1 200); do [ -f .mni/dev/kubeconfig ] && break; sleep 0.05; done",
+            );
+        }
+    }
+    let out = session
+        .run_with(|c| {
+            mni_tests::clean_cargo_env(c);
+        })
         .expect("bash runs");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(
-        out.status.success(),
-        "{file}\nscript:\n{script}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+        out.success(),
+        "{file}\nscript:\n{}\n{out}",
+        session.script()
     );
-    (stdout, stderr)
+    eprintln!(
+        "{file}: the script ran {:?}; what it left running stopped in {:?}",
+        out.ran_for, out.stopped_in
+    );
+    // What a chapter starts stops on SIGTERM, as a Pod's containers must.
+    assert!(out.stragglers.is_empty(), "{file}\n{out}");
+    (out.stdout, out.stderr)
 }
 
 #[track_caller]

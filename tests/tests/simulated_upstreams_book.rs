@@ -5,7 +5,7 @@
 //! order (whitespace-insensitive, so kubectl's column widths may differ; other lines, such as
 //! the background `mni-dev`'s, may come between).
 
-use std::process::Command;
+use mni_chapter::Session;
 
 /// The first ```yaml block.
 fn first_yaml_block(chapter: &str) -> String {
@@ -41,47 +41,38 @@ fn simulated_upstreams_chapter_commands_run() {
         "mni-dev is built with the workspace tests (cargo nextest run --workspace, or cargo build -p mni-dev): {}",
         bins.display()
     );
-    let steps = mni_tests::book::console_steps(&chapter);
+    let steps = mni_chapter::console_steps(&chapter);
     assert!(steps.len() >= 10, "{steps:?}");
     let tmp = tempfile::tempdir().expect("tempdir");
     std::fs::write(tmp.path().join("tenant-a.yaml"), first_yaml_block(&chapter)).expect("yaml");
-
-    let mut script =
-        String::from("set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n");
-    for (i, step) in steps.iter().enumerate() {
-        script.push_str(&format!("echo {MARKER} {i}\n"));
-        script.push_str(&step.command);
-        script.push('\n');
-        if step.command.starts_with("mni-dev up") && step.command.ends_with('&') {
-            script.push_str(
-                "for _ in $(seq 1 400); do [ -f .mni/dev/kubeconfig ] && break; sleep 0.05; done\n",
-            );
-        }
-    }
-    script.push_str(&format!("echo {MARKER} end\n"));
 
     let path = format!(
         "{}:{}",
         bins.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let out = mni_tests::clean_cargo_env(&mut Command::new("timeout"))
-        // A chapter that hangs fails (with what it printed) instead of stalling the suite:
-        // `timeout` stops the script and every job it started (one process group).
-        .args(["--kill-after=10s", "900s", "bash", "-c"])
-        .arg(&script)
-        .current_dir(tmp.path())
+    let mut session = Session::new(tmp.path())
         .env("PATH", path)
         .env("RUST_LOG", "warn")
-        .env_remove("KUBECONFIG")
-        .output()
+        .env_remove("KUBECONFIG");
+    for (i, step) in steps.iter().enumerate() {
+        session.push_line(&format!("echo {MARKER} {i}"));
+        session.push_line(&step.command);
+        if step.command.starts_with("mni-dev up") && step.command.ends_with('&') {
+            session.push_line(
+                "for _ in $(seq 1 400); do [ -f .mni/dev/kubeconfig ] && break; sleep 0.05; done",
+            );
+        }
+    }
+    session.push_line(&format!("echo {MARKER} end"));
+    let out = session
+        .run_with(|c| {
+            mni_tests::clean_cargo_env(c);
+        })
         .expect("bash runs");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        out.status.success(),
-        "script:\n{script}\nstdout:\n{stdout}\nstderr:\n{stderr}"
-    );
+    assert!(out.success(), "script:\n{}\n{out}", session.script());
+    assert!(out.stragglers.is_empty(), "{out}");
+    let (stdout, stderr) = (out.stdout, out.stderr);
 
     // Split stdout at the markers: segment i is what step i printed.
     let mut segments: Vec<Vec<String>> = Vec::new();

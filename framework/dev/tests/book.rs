@@ -2,7 +2,8 @@
 //! freshly built `mni-dev` and kubectl from PATH.
 
 use std::path::Path;
-use std::process::Command;
+
+use mni_chapter::Session;
 
 #[test]
 fn control_plane_chapter_commands_run() {
@@ -24,31 +25,6 @@ fn control_plane_chapter_commands_run() {
         std::fs::copy(root.join("book/src/examples").join(f), examples.join(f))
             .expect("copy example");
     }
-    let mut script = String::from("set -euo pipefail\n");
-    let mut commands = 0;
-    let mut in_console = false;
-    for line in chapter.lines() {
-        if line.starts_with("```") {
-            in_console = line.trim() == "```console";
-            continue;
-        }
-        let Some(cmd) = line.strip_prefix("$ ").filter(|_| in_console) else {
-            continue;
-        };
-        commands += 1;
-        script.push_str(cmd);
-        script.push('\n');
-        if cmd.starts_with("mni-dev up") && cmd.ends_with('&') {
-            script.push_str(
-                "for _ in $(seq 1 200); do [ -f .mni/dev/kubeconfig ] && break; sleep 0.05; done\n",
-            );
-        }
-    }
-    script.push_str("kill %1\nwait\n");
-    assert!(
-        commands >= 25,
-        "the chapter shows its commands ({commands})"
-    );
     let bin_dir = Path::new(env!("CARGO_BIN_EXE_mni-dev"))
         .parent()
         .expect("bin dir");
@@ -57,22 +33,27 @@ fn control_plane_chapter_commands_run() {
         bin_dir.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let out = Command::new("timeout")
-        // A chapter that hangs fails (with what it printed) instead of stalling the suite:
-        // `timeout` stops the script and every job it started (one process group).
-        .args(["--kill-after=10s", "900s", "bash", "-c"])
-        .arg(&script)
-        .current_dir(tmp.path())
+    let mut session = Session::new(tmp.path())
         .env("PATH", path)
-        .env("HOME", tmp.path())
-        .output()
-        .expect("bash");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+        .env("HOME", tmp.path());
+    let steps = mni_chapter::console_steps(&chapter);
+    for step in &steps {
+        session.push_line(&step.command);
+        if step.command.starts_with("mni-dev up") && step.command.ends_with('&') {
+            session.push_line(
+                "for _ in $(seq 1 200); do [ -f .mni/dev/kubeconfig ] && break; sleep 0.05; done",
+            );
+        }
+    }
     assert!(
-        out.status.success(),
-        "script failed:\n{script}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+        steps.len() >= 25,
+        "the chapter shows its commands ({})",
+        steps.len()
     );
+    let out = session.run().expect("bash");
+    assert!(out.success(), "script failed:\n{}\n{out}", session.script());
+    assert!(out.stragglers.is_empty(), "{out}");
+    let (stdout, stderr) = (&out.stdout, &out.stderr);
     assert!(stdout.contains("kube-system"), "{stdout}");
     assert!(
         stdout.contains("crontab.stable.example.com/nightly created"),

@@ -4,7 +4,8 @@
 //! what they print, in order (whitespace-insensitive).
 
 use std::path::Path;
-use std::process::Command;
+
+use mni_chapter::Session;
 
 fn normalize(line: &str) -> String {
     line.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -21,35 +22,6 @@ fn rustup_home() -> std::path::PathBuf {
 fn run_for_real_chapter_commands_run() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let chapter = std::fs::read_to_string(root.join("book/src/run-for-real.md")).expect("chapter");
-    let mut script = String::from("set -euo pipefail\n");
-    let mut expected = Vec::new();
-    let mut in_console = false;
-    for line in chapter.lines() {
-        if line.starts_with("```") {
-            in_console = line.trim() == "```console";
-            continue;
-        }
-        if !in_console {
-            continue;
-        }
-        let Some(cmd) = line.strip_prefix("$ ") else {
-            expected.push(normalize(line));
-            continue;
-        };
-        script.push_str(cmd);
-        script.push('\n');
-        if cmd.starts_with("mni-dev up") && cmd.ends_with('&') {
-            script.push_str(
-                "for _ in $(seq 1 400); do [ -f .mni/dev/kubeconfig ] && break; sleep 0.05; done\n",
-            );
-        }
-    }
-    // SIGTERM: each mni-dev stops its pods' processes and containers before it exits.
-    script.push_str("kill $(jobs -p)\nwait\n");
-    assert!(
-        expected.len() >= 4,
-        "the chapter shows output: {expected:?}"
-    );
     let bin_dir = Path::new(env!("CARGO_BIN_EXE_mni-dev"))
         .parent()
         .expect("bin dir");
@@ -59,12 +31,7 @@ fn run_for_real_chapter_commands_run() {
         std::env::var("PATH").unwrap_or_default()
     );
     let tmp = tempfile::tempdir().expect("tempdir");
-    let out = Command::new("timeout")
-        // A chapter that hangs fails (with what it printed) instead of stalling the suite:
-        // `timeout` stops the script and every job it started (one process group).
-        .args(["--kill-after=10s", "900s", "bash", "-c"])
-        .arg(&script)
-        .current_dir(tmp.path())
+    let mut session = Session::new(tmp.path())
         .env("PATH", path)
         .env("HOME", tmp.path())
         // The chapter compiles a program with rustc: rustup's proxy finds its toolchains
@@ -72,15 +39,28 @@ fn run_for_real_chapter_commands_run() {
         .env("RUSTUP_HOME", rustup_home())
         .env("RUST_LOG", "warn")
         .env_remove("KUBECONFIG")
-        .env_remove("MNI_IMAGE_REGISTRY")
-        .output()
-        .expect("bash");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+        .env_remove("MNI_IMAGE_REGISTRY");
+    let mut expected = Vec::new();
+    for step in mni_chapter::console_steps(&chapter) {
+        expected.extend(step.expected.iter().map(|l| normalize(l)));
+        session.push_line(&step.command);
+        if step.command.starts_with("mni-dev up") && step.command.ends_with('&') {
+            session.push_line(
+                "for _ in $(seq 1 400); do [ -f .mni/dev/kubeconfig ] && break; sleep 0.05; done",
+            );
+        }
+    }
+    // SIGTERM: each mni-dev stops its pods' processes and containers before it exits.
+    session.push_line("kill $(jobs -p)");
+    session.push_line("wait");
     assert!(
-        out.status.success(),
-        "script failed:\n{script}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+        expected.len() >= 4,
+        "the chapter shows output: {expected:?}"
     );
+    let out = session.run().expect("bash");
+    assert!(out.success(), "script failed:\n{}\n{out}", session.script());
+    assert!(out.stragglers.is_empty(), "{out}");
+    let (stdout, stderr) = (&out.stdout, &out.stderr);
     let printed: Vec<String> = stdout.lines().map(normalize).collect();
     let mut rest = printed.iter();
     for line in &expected {

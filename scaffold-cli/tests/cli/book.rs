@@ -8,38 +8,8 @@
 //! text (paths of the temporary directory and of the checkout).
 
 use std::path::Path;
-use std::process::Command;
 
-/// One `$ ` command of the chapter and the output shown under it (empty: not checked).
-#[derive(Debug)]
-struct Step {
-    command: String,
-    expected: Vec<String>,
-}
-
-/// The `$ ` lines of the ```console blocks, in order, with the lines shown under each.
-fn steps(chapter: &str) -> Vec<Step> {
-    let mut steps: Vec<Step> = Vec::new();
-    let mut in_console = false;
-    for line in chapter.lines() {
-        if line.starts_with("```") {
-            in_console = line.trim() == "```console";
-        } else if in_console {
-            match line.strip_prefix("$ ") {
-                Some(command) => steps.push(Step {
-                    command: command.to_owned(),
-                    expected: Vec::new(),
-                }),
-                None => {
-                    if let Some(step) = steps.last_mut() {
-                        step.expected.push(line.to_owned());
-                    }
-                }
-            }
-        }
-    }
-    steps
-}
+use mni_chapter::{Session, console_steps};
 
 /// Whether `line` matches `pattern`, where `...` matches any text.
 fn line_matches(pattern: &str, line: &str) -> bool {
@@ -92,7 +62,7 @@ fn writing_plugins_chapter_commands_run() {
     let repo = repo.canonicalize().expect("the checkout");
     let chapter = std::fs::read_to_string(repo.join("book/src/writing-plugins.md"))
         .expect("the chapter exists");
-    let steps = steps(&chapter);
+    let steps = console_steps(&chapter);
     assert!(steps.len() >= 20, "{steps:#?}");
 
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -102,9 +72,10 @@ fn writing_plugins_chapter_commands_run() {
     std::fs::create_dir_all(&plugins).expect("mkdir plugins");
     // One marker line before each command, so the output can be split per command.
     let marker = |i: usize| format!("@@mni-book-step-{i}@@");
-    let mut script = String::from("set -euo pipefail\nexec 2>&1\n");
+    let mut session = Session::new(&work).line("exec 2>&1");
     for (i, step) in steps.iter().enumerate() {
-        script.push_str(&format!("echo '{}'\n{}\n", marker(i), step.command));
+        session.push_line(&format!("echo '{}'", marker(i)));
+        session.push_line(&step.command);
     }
     let bin = Path::new(env!("CARGO_BIN_EXE_mni-scaffold"))
         .parent()
@@ -114,26 +85,18 @@ fn writing_plugins_chapter_commands_run() {
         &std::env::var_os("PATH").unwrap_or_default(),
     )))
     .expect("PATH");
-    let out = Command::new("timeout")
-        // A chapter that hangs fails (with what it printed) instead of stalling the suite:
-        // `timeout` stops the script and every job it started (one process group).
-        .args(["--kill-after=10s", "900s", "bash", "-c"])
-        .arg(&script)
-        .current_dir(&work)
-        .env_clear()
-        .env("PATH", path)
-        .env("HOME", tmp.path())
-        .env("USER", "reader")
-        .env("MNI_PLUGINS_PATH", &plugins)
-        .env("MNI_REPO", &repo)
-        .output()
+    let out = session
+        .run_with(|c| {
+            c.env_clear()
+                .env("PATH", path)
+                .env("HOME", tmp.path())
+                .env("USER", "reader")
+                .env("MNI_PLUGINS_PATH", &plugins)
+                .env("MNI_REPO", &repo);
+        })
         .expect("run bash");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "the chapter's commands failed ({}):\n{stdout}",
-        out.status
-    );
+    assert!(out.success(), "the chapter's commands failed: {out}");
+    let stdout = out.stdout;
 
     for (i, step) in steps.iter().enumerate() {
         let start = stdout

@@ -3,7 +3,8 @@
 //! and kubectl from PATH.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+use mni_chapter::Session;
 
 /// The example binary Cargo built beside this test (`target/<profile>/examples/`).
 fn example_dir() -> PathBuf {
@@ -44,53 +45,31 @@ async fn operator_runtime_chapter_commands_run() {
     let kubeconfig = tmp.path().join("kubeconfig");
     std::fs::write(&kubeconfig, env.kubeconfig()).expect("kubeconfig");
 
-    let mut script = String::from("set -euo pipefail\n");
-    let mut in_console = false;
-    let mut commands = 0;
-    for line in chapter.lines() {
-        if line.starts_with("```") {
-            in_console = line.trim() == "```console";
-            continue;
-        }
-        if let Some(cmd) = line.strip_prefix("$ ").filter(|_| in_console) {
-            commands += 1;
-            script.push_str(cmd);
-            script.push('\n');
-            if cmd.ends_with('&') {
-                // Wait for the operator's probe endpoint before going on.
-                script.push_str("for _ in $(seq 1 100); do curl -sf 127.0.0.1:18481/healthz >/dev/null && break; sleep 0.1; done\n");
-            }
-        }
-    }
-    script.push_str("kill %1\nwait\n");
-    assert!(commands >= 8, "{commands} commands");
     let path = format!(
         "{}:{}",
         examples.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let out = tokio::task::spawn_blocking({
-        let dir = tmp.path().to_path_buf();
-        move || {
-            Command::new("timeout")
-                // A chapter that hangs fails (with what it printed) instead of stalling the suite:
-                // `timeout` stops the script and every job it started (one process group).
-                .args(["--kill-after=10s", "900s", "bash", "-c"])
-                .arg(&script)
-                .current_dir(&dir)
-                .env("PATH", path)
-                .env("KUBECONFIG", &kubeconfig)
-                .env("HOME", &dir)
-                .env("RUST_LOG", "warn")
-                .output()
-                .expect("bash")
+    let mut session = Session::new(tmp.path())
+        .env("PATH", path)
+        .env("KUBECONFIG", &kubeconfig)
+        .env("HOME", tmp.path())
+        .env("RUST_LOG", "warn");
+    let steps = mni_chapter::console_steps(&chapter);
+    for step in &steps {
+        session.push_line(&step.command);
+        if step.command.ends_with('&') {
+            // Wait for the operator's probe endpoint before going on.
+            session.push_line("for _ in $(seq 1 100); do curl -sf 127.0.0.1:18481/healthz >/dev/null && break; sleep 0.1; done");
         }
-    })
-    .await
-    .expect("join");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    }
+    assert!(steps.len() >= 8, "{} commands", steps.len());
+    let out = tokio::task::spawn_blocking(move || session.run().expect("bash"))
+        .await
+        .expect("join");
+    assert!(out.success(), "{out}");
+    assert!(out.stragglers.is_empty(), "{out}");
+    let stdout = &out.stdout;
     assert!(
         stdout.contains("widget.example.mni.dev/hello condition met"),
         "{stdout}"
