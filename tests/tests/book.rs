@@ -3,7 +3,15 @@
 //! `mni-scaffold` and `mni-dev` binaries of this build and kubectl on PATH — and checks what the
 //! chapter says happens.
 
+use std::sync::Mutex;
+
 use mni_chapter::Session;
+
+/// The VPC and VM chapters both build a service named `network` (for two domains) into the
+/// shared target directory, where Cargo puts both `network-operator` binaries at the same path:
+/// run at once, one chapter's `cargo run` could start the other's operator, which watches
+/// kinds its cluster does not serve. They take turns.
+static NETWORK_PROJECT: Mutex<()> = Mutex::new(());
 
 /// Runs the chapter's commands; returns stdout and stderr, or panics with both.
 fn run_chapter(file: &str) -> (String, String) {
@@ -129,7 +137,10 @@ fn first_service_chapter_commands_run() {
 
 #[test]
 fn vpc_chapter_commands_run() {
-    let (stdout, stderr) = run_chapter("vpc.md");
+    let (stdout, stderr) = {
+        let _turn = NETWORK_PROJECT.lock().unwrap_or_else(|e| e.into_inner());
+        run_chapter("vpc.md")
+    };
     expect_all(
         &stdout,
         &stderr,
@@ -157,7 +168,10 @@ fn vpc_chapter_commands_run() {
 
 #[test]
 fn vm_chapter_commands_run() {
-    let (stdout, stderr) = run_chapter("vm.md");
+    let (stdout, stderr) = {
+        let _turn = NETWORK_PROJECT.lock().unwrap_or_else(|e| e.into_inner());
+        run_chapter("vm.md")
+    };
     expect_all(
         &stdout,
         &stderr,

@@ -95,6 +95,7 @@ impl ContextError {
 #[derive(Default)]
 pub(crate) struct Caches {
     stores: HashMap<TypeId, Box<dyn Any + Send + Sync>>,
+    synced: HashMap<TypeId, watch::Receiver<bool>>,
     /// Makers of futures that resolve once each store has synced.
     pub(crate) ready: Vec<Box<dyn Fn() -> BoxFuture<'static, ()> + Send + Sync>>,
 }
@@ -109,6 +110,7 @@ impl Caches {
     where
         T: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
     {
+        self.synced.insert(TypeId::of::<T>(), synced.clone());
         self.ready.push(Box::new(move || {
             let mut synced = synced.clone();
             Box::pin(async move {
@@ -116,6 +118,14 @@ impl Caches {
             })
         }));
         self.stores.insert(TypeId::of::<T>(), Box::new(store));
+    }
+
+    /// Whether the store of `T` has synced (its first list is in), as it changes.
+    pub(crate) fn synced<T>(&self) -> Option<watch::Receiver<bool>>
+    where
+        T: Resource<DynamicType = ()> + Clone + 'static,
+    {
+        self.synced.get(&TypeId::of::<T>()).cloned()
     }
 
     pub(crate) fn get<T>(&self) -> Option<Store<T>>

@@ -24,6 +24,7 @@ use tracing::Instrument;
 use crate::{
     backoff::ObjectBackoff,
     context::{Caches, Context, ContextError},
+    manager::ShutdownHandle,
     metrics::{Metrics, Outcome},
     reconciler::{ApiScope, Reconciler, cached_stream},
 };
@@ -155,7 +156,7 @@ pub(crate) struct StartParams {
     pub(crate) namespace: Option<String>,
     pub(crate) metrics: Arc<Metrics>,
     pub(crate) instance: Option<String>,
-    pub(crate) shutdown: BoxFuture<'static, ()>,
+    pub(crate) shutdown: ShutdownHandle,
 }
 
 pub(crate) struct Registered<R: Reconciler> {
@@ -184,6 +185,10 @@ impl<R: Reconciler> ControllerRun for Registered<R> {
         let store = caches
             .get::<R::K>()
             .expect("the main kind's store was just registered");
+        let caches_synced = caches
+            .synced::<R::K>()
+            .expect("the main kind's store was just registered");
+        let name_for_log = name.clone();
         let mut controller = Controller::for_stream(main, store).with_config(
             controller::Config::default().concurrency(options.max_concurrent_reconciles),
         );
@@ -204,7 +209,8 @@ impl<R: Reconciler> ControllerRun for Registered<R> {
             metrics: params.metrics,
             name,
         });
-        let shutdown = into_sync_future(params.shutdown);
+        let main_synced = caches_synced;
+        let shutdown = into_sync_future(params.shutdown.wait());
         let run = controller
             .graceful_shutdown_on(shutdown)
             .run(reconcile::<R>, error_policy::<R>, shared)
@@ -217,7 +223,27 @@ impl<R: Reconciler> ControllerRun for Registered<R> {
                     }
                     Err(error) => tracing::warn!(%error, "controller stream error"),
                 }
-            })
+            });
+        // kube-runtime holds reconciles until the main store has synced, and a graceful shutdown
+        // waits for that hold too: a controller whose first list never succeeds (its kind is
+        // not served, its RBAC is missing) would never stop. Unsynced at shutdown means no
+        // reconcile ever started, so there is nothing in flight to wait for.
+        let unsynced_at_shutdown = {
+            let stop = params.shutdown.wait();
+            let name = name_for_log;
+            async move {
+                stop.await;
+                if *main_synced.borrow() {
+                    futures::future::pending::<()>().await;
+                }
+                tracing::warn!(
+                    controller = %name,
+                    "stopping a controller whose cache never synced"
+                );
+            }
+        };
+        let run = futures::future::select(run.boxed(), unsynced_at_shutdown.boxed())
+            .map(|_| ())
             .boxed();
         (run, ready)
     }

@@ -11,6 +11,7 @@ use std::{
         Arc,
         atomic::{AtomicBool, Ordering},
     },
+    time::Duration,
 };
 
 use axum::{Router, extract::State, http::StatusCode, response::IntoResponse, routing::get};
@@ -44,10 +45,19 @@ pub enum Error {
     /// Leader election failed or leadership was lost.
     #[error(transparent)]
     LeaderElection(#[from] LeaderElectionError),
+    /// Reconciles were still running when the graceful-shutdown timeout ran out; they were
+    /// dropped.
+    #[error(
+        "reconciles still running {0:?} after the shutdown was asked for; stopped without them"
+    )]
+    ShutdownTimeout(Duration),
     /// The manager's task panicked or was aborted.
     #[error("manager task ended abnormally: {0}")]
     Task(#[source] tokio::task::JoinError),
 }
+
+/// controller-runtime's default `GracefulShutdownTimeout`.
+const DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Asks a running manager to shut down gracefully; cheap to clone.
 #[derive(Clone, Debug)]
@@ -102,6 +112,7 @@ pub struct ManagerBuilder {
     leader_elect_from_args: Option<Option<String>>,
     namespace: Option<String>,
     handle_signals: bool,
+    graceful_shutdown_timeout: Option<Duration>,
     metrics: Arc<Metrics>,
 }
 
@@ -170,6 +181,16 @@ impl ManagerBuilder {
         self
     }
 
+    /// How long in-flight reconciles may take to finish once a shutdown was asked for (default
+    /// 30 seconds, controller-runtime's `GracefulShutdownTimeout`, which is also Kubernetes'
+    /// default `terminationGracePeriodSeconds`); `None` waits for them however long they take.
+    /// When it runs out, the reconciles are dropped and the manager returns
+    /// [`Error::ShutdownTimeout`].
+    pub fn with_graceful_shutdown_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.graceful_shutdown_timeout = timeout;
+        self
+    }
+
     /// For a manager that runs inside a test (or beside other servers in one process): no
     /// signal handling, no `/metrics` and no health-probe listener. The same as
     /// `.with_signal_handling(false).with_metrics_address(None).with_health_probe_address(None)`.
@@ -213,6 +234,7 @@ impl ManagerBuilder {
             leader_election,
             namespace: self.namespace,
             handle_signals: self.handle_signals,
+            graceful_shutdown_timeout: self.graceful_shutdown_timeout,
             metrics: self.metrics,
             shutdown: ShutdownHandle::new(),
         }
@@ -228,6 +250,7 @@ pub struct Manager {
     leader_election: Option<LeaderElection>,
     namespace: Option<String>,
     handle_signals: bool,
+    graceful_shutdown_timeout: Option<Duration>,
     metrics: Arc<Metrics>,
     shutdown: ShutdownHandle,
 }
@@ -245,6 +268,7 @@ impl Manager {
             leader_elect_from_args: None,
             namespace: None,
             handle_signals: true,
+            graceful_shutdown_timeout: Some(DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT),
             metrics: Arc::new(Metrics::new()),
         }
     }
@@ -312,10 +336,41 @@ impl Manager {
             })
         });
         let task = tokio::spawn(async move {
-            let result = self.run_controllers(readiness).await;
+            let grace = self.graceful_shutdown_timeout;
+            let asked = self.shutdown.clone();
+            // Runs out `grace` after a shutdown was asked for (never without a timeout).
+            let deadline = async move {
+                asked.wait().await;
+                match grace {
+                    Some(grace) => tokio::time::sleep(grace).await,
+                    None => futures::future::pending().await,
+                }
+            };
+            tokio::pin!(deadline);
+            let result = tokio::select! {
+                result = self.run_controllers(readiness) => result,
+                () = &mut deadline => {
+                    let grace = grace.unwrap_or_default();
+                    tracing::error!(?grace, "graceful shutdown timed out; dropping the reconciles still running");
+                    Err(Error::ShutdownTimeout(grace))
+                }
+            };
             stopped_tx.send_replace(true);
-            for server in servers {
-                let _ = server.await;
+            // (`deadline` is polled again only while it has not completed.)
+            let mut out_of_time = matches!(result, Err(Error::ShutdownTimeout(_)));
+            for mut server in servers {
+                // The servers finish their open requests, within what is left of the grace.
+                if out_of_time {
+                    server.abort();
+                    continue;
+                }
+                tokio::select! {
+                    _ = &mut server => {}
+                    () = &mut deadline => {
+                        out_of_time = true;
+                        server.abort();
+                    }
+                }
             }
             if let Some(signals) = signals {
                 signals.abort();
@@ -356,7 +411,7 @@ impl Manager {
                 namespace: self.namespace.clone(),
                 metrics: self.metrics.clone(),
                 instance: instance.clone(),
-                shutdown: self.shutdown.wait(),
+                shutdown: self.shutdown.clone(),
             });
             runs.push(run);
             synced.push(ready);

@@ -76,6 +76,86 @@ async fn graceful_shutdown_lets_the_in_flight_reconcile_finish() {
     );
 }
 
+/// Never finishes a reconcile.
+struct Stuck {
+    started: Arc<Mutex<bool>>,
+}
+
+impl Reconciler for Stuck {
+    type K = Widget;
+    type Error = std::convert::Infallible;
+
+    fn name(&self) -> &str {
+        "stuck"
+    }
+
+    async fn reconcile(
+        &self,
+        _w: Arc<Widget>,
+        _ctx: &Context<Widget>,
+    ) -> Result<Action, Self::Error> {
+        *self.started.lock().unwrap() = true;
+        futures::future::pending::<()>().await;
+        Ok(Action::await_change())
+    }
+}
+
+#[tokio::test]
+async fn a_reconcile_that_never_ends_is_dropped_after_the_graceful_shutdown_timeout() {
+    let env = Env::start().await;
+    let started = Arc::new(Mutex::new(false));
+    let running = manager(env.client.clone())
+        .with_controller(Stuck {
+            started: started.clone(),
+        })
+        .with_graceful_shutdown_timeout(Some(Duration::from_millis(500)))
+        .build()
+        .start()
+        .await
+        .expect("manager starts");
+    env.widgets()
+        .create(&PostParams::default(), &widget("w", &[]))
+        .await
+        .expect("create");
+    wait_for("the reconcile to start", || async {
+        (*started.lock().unwrap()).then_some(())
+    })
+    .await;
+    let err = running
+        .shutdown()
+        .await
+        .expect_err("the reconcile never finishes");
+    assert!(
+        matches!(err, mni_operator::Error::ShutdownTimeout(grace) if grace == Duration::from_millis(500)),
+        "{err}"
+    );
+    assert!(err.to_string().contains("still running"), "{err}");
+}
+
+#[tokio::test]
+async fn a_manager_whose_kind_is_not_served_still_shuts_down() {
+    // An operator started against a cluster without its CRDs (or the wrong operator binary):
+    // its watches fail with 404 and back off; a shutdown must not wait for them.
+    let env = mni_testkit::TestEnv::builder()
+        .start()
+        .await
+        .expect("test environment starts");
+    let runs = Arc::new(Mutex::new(Vec::new()));
+    let running = manager(env.client())
+        .with_controller(Slow { runs: runs.clone() })
+        .build()
+        .start()
+        .await
+        .expect("manager starts");
+    // Long enough for the initial lists to fail and the watchers to back off.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    tokio::time::timeout(Duration::from_secs(60), running.shutdown())
+        .await
+        .expect("the manager stops after a shutdown although its caches never synced")
+        .expect("Ok after a graceful shutdown");
+    assert!(runs.lock().unwrap().is_empty());
+}
+
 #[tokio::test]
 async fn probes_and_metrics_report_reconciles() {
     let env = Env::start().await;
