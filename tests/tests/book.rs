@@ -33,21 +33,16 @@ fn run_chapter(file: &str) -> (String, String) {
     assert!(commands.len() >= 10, "{file}: {commands:?}");
 
     let tmp = tempfile::tempdir().expect("tempdir");
-    let path = format!(
-        "{}:{}",
-        bins.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     // The session stops the background jobs (mni-dev, the operator) however the script ends.
     let mut session = Session::new(tmp.path())
-        .env("PATH", path)
+        .path_first(&bins)
         .env("CARGO_TARGET_DIR", root.join("target"))
         .env("CARGO_NET_OFFLINE", "true")
         .env("RUST_LOG", "warn")
         .env_remove("KUBECONFIG")
         .env_remove("MNI_PLUGINS_PATH");
     for cmd in &commands {
-        session.push_line(cmd);
+        session.push_command(cmd);
         if cmd.starts_with("mkdir ") {
             // Pre-seed the lock file with the versions mNi is tested with, so the project's
             // `cargo build` reuses the workspace's compiled dependencies (as a CI cache would).
@@ -55,11 +50,6 @@ fn run_chapter(file: &str) -> (String, String) {
                 "cp {} Cargo.lock",
                 root.join("Cargo.lock").display()
             ));
-        }
-        if cmd.starts_with("mni-dev up") && cmd.ends_with('&') {
-            session.push_line(
-                "for _ in $(seq 1 200); do [ -f .mni/dev/kubeconfig ] && break; sleep 0.05; done",
-            );
         }
     }
     let out = session

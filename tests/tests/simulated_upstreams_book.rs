@@ -46,23 +46,13 @@ fn simulated_upstreams_chapter_commands_run() {
     let tmp = tempfile::tempdir().expect("tempdir");
     std::fs::write(tmp.path().join("tenant-a.yaml"), first_yaml_block(&chapter)).expect("yaml");
 
-    let path = format!(
-        "{}:{}",
-        bins.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     let mut session = Session::new(tmp.path())
-        .env("PATH", path)
+        .path_first(&bins)
         .env("RUST_LOG", "warn")
         .env_remove("KUBECONFIG");
     for (i, step) in steps.iter().enumerate() {
         session.push_line(&format!("echo {MARKER} {i}"));
-        session.push_line(&step.command);
-        if step.command.starts_with("mni-dev up") && step.command.ends_with('&') {
-            session.push_line(
-                "for _ in $(seq 1 400); do [ -f .mni/dev/kubeconfig ] && break; sleep 0.05; done",
-            );
-        }
+        session.push_command(&step.command);
     }
     session.push_line(&format!("echo {MARKER} end"));
     let out = session

@@ -28,22 +28,12 @@ fn control_plane_chapter_commands_run() {
     let bin_dir = Path::new(env!("CARGO_BIN_EXE_mni-dev"))
         .parent()
         .expect("bin dir");
-    let path = format!(
-        "{}:{}",
-        bin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     let mut session = Session::new(tmp.path())
-        .env("PATH", path)
+        .path_first(bin_dir)
         .env("HOME", tmp.path());
     let steps = mni_chapter::console_steps(&chapter);
     for step in &steps {
-        session.push_line(&step.command);
-        if step.command.starts_with("mni-dev up") && step.command.ends_with('&') {
-            session.push_line(
-                "for _ in $(seq 1 200); do [ -f .mni/dev/kubeconfig ] && break; sleep 0.05; done",
-            );
-        }
+        session.push_command(&step.command);
     }
     assert!(
         steps.len() >= 25,

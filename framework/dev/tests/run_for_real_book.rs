@@ -25,14 +25,9 @@ fn run_for_real_chapter_commands_run() {
     let bin_dir = Path::new(env!("CARGO_BIN_EXE_mni-dev"))
         .parent()
         .expect("bin dir");
-    let path = format!(
-        "{}:{}",
-        bin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     let tmp = tempfile::tempdir().expect("tempdir");
     let mut session = Session::new(tmp.path())
-        .env("PATH", path)
+        .path_first(bin_dir)
         .env("HOME", tmp.path())
         // The chapter compiles a program with rustc: rustup's proxy finds its toolchains
         // through RUSTUP_HOME, not the HOME set above.
@@ -43,12 +38,7 @@ fn run_for_real_chapter_commands_run() {
     let mut expected = Vec::new();
     for step in mni_chapter::console_steps(&chapter) {
         expected.extend(step.expected.iter().map(|l| normalize(l)));
-        session.push_line(&step.command);
-        if step.command.starts_with("mni-dev up") && step.command.ends_with('&') {
-            session.push_line(
-                "for _ in $(seq 1 400); do [ -f .mni/dev/kubeconfig ] && break; sleep 0.05; done",
-            );
-        }
+        session.push_command(&step.command);
     }
     // SIGTERM: each mni-dev stops its pods' processes and containers before it exits.
     session.push_line("kill $(jobs -p)");

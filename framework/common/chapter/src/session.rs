@@ -68,6 +68,36 @@ impl Session {
         self.script.push('\n');
     }
 
+    /// Appends a chapter's command. After `mni-dev up … &` (the control plane started in the
+    /// background) the script waits, up to 20 seconds, for the kubeconfig it writes
+    /// (`--kubeconfig FILE`, or else `DATA_DIR/kubeconfig`): the next command of a chapter is
+    /// usually a kubectl that reads it.
+    pub fn push_command(&mut self, command: &str) {
+        self.push_line(command);
+        if command.starts_with("mni-dev up") && command.trim_end().ends_with('&') {
+            let file = flag(command, "--kubeconfig").unwrap_or_else(|| {
+                format!(
+                    "{}/kubeconfig",
+                    flag(command, "--data-dir").unwrap_or_else(|| ".mni/dev".into())
+                )
+            });
+            self.push_line(&format!(
+                "for _ in $(seq 1 400); do [ -f {file} ] && break; sleep 0.05; done"
+            ));
+        }
+    }
+
+    /// Puts `dir` first on the script's `PATH` (before this process's `PATH`), where a
+    /// chapter finds the binaries of this build.
+    #[must_use]
+    pub fn path_first(self, dir: impl AsRef<std::path::Path>) -> Self {
+        let path = std::env::join_paths(std::iter::once(dir.as_ref().to_path_buf()).chain(
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+        ))
+        .expect("a directory without ':' in its name");
+        self.env("PATH", path)
+    }
+
     /// Sets an environment variable of the script.
     #[must_use]
     pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
@@ -207,6 +237,20 @@ impl Session {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+}
+
+/// The value of `--name VALUE` or `--name=VALUE` in `command`.
+fn flag(command: &str, name: &str) -> Option<String> {
+    let mut words = command.split_whitespace();
+    while let Some(word) = words.next() {
+        if word == name {
+            return words.next().map(str::to_owned);
+        }
+        if let Some(value) = word.strip_prefix(name).and_then(|w| w.strip_prefix('=')) {
+            return Some(value.to_owned());
+        }
+    }
+    None
 }
 
 fn signal(pgid: i32, signal: Signal) {
@@ -417,6 +461,39 @@ mod tests {
         assert!(out.success(), "{out}");
         assert!(out.output_held, "{out}");
         assert_eq!(out.stdout, "done\n");
+    }
+
+    #[test]
+    fn path_first_puts_the_directory_before_the_inherited_path() {
+        let (dir, session) = session();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).expect("mkdir");
+        let tool = bin.join("chapter-tool");
+        std::fs::write(&tool, "#!/bin/sh\necho from the build\n").expect("tool");
+        std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .expect("chmod");
+        let out = session
+            .path_first(&bin)
+            .line("chapter-tool")
+            .line("command -v bash >/dev/null")
+            .run()
+            .expect("run");
+        assert!(out.success(), "{out}");
+        assert_eq!(out.stdout, "from the build\n");
+    }
+
+    #[test]
+    fn a_control_plane_started_in_the_background_is_waited_for() {
+        let mut session = Session::new("/tmp");
+        session.push_command("mni-dev up --listen 127.0.0.1:0 --kubeconfig .mni/dev/kubeconfig &");
+        session.push_command("mni-dev up --listen 127.0.0.1:0");
+        session.push_command("mni-dev up --data-dir=state &");
+        session.push_command("kubectl get ns");
+        let lines: Vec<&str> = session.script().lines().collect();
+        assert_eq!(lines.len(), 7, "{lines:?}");
+        assert!(lines[2].contains("[ -f .mni/dev/kubeconfig ]"), "{lines:?}");
+        assert_eq!(lines[3], "mni-dev up --listen 127.0.0.1:0");
+        assert!(lines[5].contains("[ -f state/kubeconfig ]"), "{lines:?}");
     }
 
     #[test]

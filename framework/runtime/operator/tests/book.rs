@@ -45,13 +45,8 @@ async fn operator_runtime_chapter_commands_run() {
     let kubeconfig = tmp.path().join("kubeconfig");
     std::fs::write(&kubeconfig, env.kubeconfig()).expect("kubeconfig");
 
-    let path = format!(
-        "{}:{}",
-        examples.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     let mut session = Session::new(tmp.path())
-        .env("PATH", path)
+        .path_first(&examples)
         .env("KUBECONFIG", &kubeconfig)
         .env("HOME", tmp.path())
         .env("RUST_LOG", "warn");
