@@ -48,6 +48,7 @@
 mod names;
 mod new_service;
 pub mod specialised;
+pub mod testing;
 
 use mni_machinery::Templates;
 use mni_plugin::PluginKey;

@@ -6,27 +6,12 @@
 //! generated project builds and its tests pass is checked by building a generated project (see
 //! the crate's README of the golden projects in `tests/`).
 
-use mni_plugin::{
-    Context, FlagValue, FlagValues, PluginKey, ProjectConfig, Resource, Subcommand, Universe, run,
-};
+use mni_plugin::{Context, PluginKey, ProjectConfig, Resource, Subcommand, Universe, run};
 use mni_plugin_kustomize::KustomizeV1;
 use mni_plugin_rust::RustV1;
-use serde::Deserialize as _;
 
+use super::testing::{check_syntax, flags};
 use super::*;
-
-fn flags(pairs: &[(&str, &str)]) -> FlagValues {
-    let mut values = FlagValues::new();
-    for (k, v) in pairs {
-        let value = match *v {
-            "true" => FlagValue::Bool(true),
-            "false" => FlagValue::Bool(false),
-            v => FlagValue::String(v.to_owned()),
-        };
-        values.set(k, value);
-    }
-    values
-}
 
 /// A project in memory, scaffolded by the default chain.
 struct Project {
@@ -107,21 +92,6 @@ impl Project {
         p.run(Subcommand::NewService, &[("name", name)])
             .unwrap_or_else(|e| panic!("new service {name}: {e}"));
         p
-    }
-}
-
-/// Every Rust file parses, every YAML document parses.
-fn check_syntax(universe: &Universe) {
-    for (path, file) in universe.iter() {
-        if path.ends_with(".rs") {
-            mni_machinery::check_rust(path, file.contents()).expect("generated Rust parses");
-        }
-        if path.ends_with(".yaml") {
-            for doc in serde_yaml::Deserializer::from_str(file.contents()) {
-                serde_yaml::Value::deserialize(doc)
-                    .unwrap_or_else(|e| panic!("{path} is valid YAML: {e}"));
-            }
-        }
     }
 }
 

@@ -6,109 +6,32 @@
 //! generated project builds and its tests pass is checked on the committed `services/vm`
 //! (`scripts/golden.sh services/vm`).
 
-use mni_plugin::{Context, FlagValue, FlagValues, PluginKey, ProjectConfig, Subcommand, Universe};
-use serde::Deserialize as _;
+use mni_plugin_service::v1::testing::{Conformance, check_syntax};
 
 use super::*;
 
-fn flags(pairs: &[(&str, &str)]) -> FlagValues {
-    let mut values = FlagValues::new();
-    for (k, v) in pairs {
-        let value = match *v {
-            "true" => FlagValue::Bool(true),
-            "false" => FlagValue::Bool(false),
-            v => FlagValue::String(v.to_owned()),
-        };
-        values.set(k, value);
-    }
-    values
-}
-
-/// A project in memory, scaffolded by `vm.mni.dev/v1`.
-struct Project {
-    universe: Universe,
-    config: ProjectConfig,
-}
-
-impl Project {
-    fn init() -> Self {
-        Self::init_with(&[])
-    }
-
-    fn init_with(extra: &[(&str, &str)]) -> Self {
-        let mut p = Self {
-            universe: Universe::new(),
-            config: ProjectConfig::default(),
-        };
-        let mut pairs = vec![
-            ("domain", "mni.dev"),
-            ("project-name", "mni-vm"),
-            ("mni-path", "../.."),
-        ];
-        pairs.extend_from_slice(extra);
-        p.run(Subcommand::Init, &pairs).expect("init");
-        p
-    }
-
-    /// Runs `sub` as the CLI does: validate, then run, on a copy kept only on success.
-    fn run(&mut self, sub: Subcommand, pairs: &[(&str, &str)]) -> Result<(), PluginError> {
-        let plugin = VmV1::new();
-        let chain: Vec<PluginKey> = vec![plugin.key().clone()];
-        let f = flags(pairs);
-        let mut universe = self.universe.clone();
-        let mut config = self.config.clone();
-        let Some(subcommand) = mni_plugin::subcommand(&plugin, sub) else {
-            panic!("vm.mni.dev/v1 supports {sub}");
-        };
-        let mut cx = Context {
-            universe: &mut universe,
-            config: &mut config,
-            flags: &f,
-            chain: &chain,
-        };
-        subcommand.validate(&cx)?;
-        subcommand.run(&mut cx)?;
-        self.universe = universe;
-        self.config = config;
-        Ok(())
-    }
-
-    fn new_service(name: &str) -> Self {
-        let mut p = Self::init();
-        p.run(Subcommand::NewService, &[("name", name)])
-            .unwrap_or_else(|e| panic!("new service {name}: {e}"));
-        p
-    }
-}
-
-/// Every Rust file parses, every YAML document parses.
-fn check_syntax(universe: &Universe) {
-    for (path, file) in universe.iter() {
-        if path.ends_with(".rs") {
-            mni_machinery::check_rust(path, file.contents()).expect("generated Rust parses");
-        }
-        if path.ends_with(".yaml") {
-            for doc in serde_yaml::Deserializer::from_str(file.contents()) {
-                serde_yaml::Value::deserialize(doc)
-                    .unwrap_or_else(|e| panic!("{path} is valid YAML: {e}"));
-            }
-        }
-    }
-}
+const CONFORMANCE: Conformance<VmV1> = Conformance {
+    make: VmV1::new,
+    templates: "vm",
+    project_name: "mni-vm",
+    service: "compute",
+    service_files: &[
+        "operator/src/controllers/instance.rs",
+        "backend/src/power.rs",
+        "README.md",
+    ],
+    taken_over: TAKEN_OVER,
+    skipped: SKIPPED,
+};
 
 #[test]
 fn new_service_makes_the_vm_service() {
-    let before = Project::init();
-    let p = Project::new_service("compute");
+    let before = CONFORMANCE.init();
+    let p = CONFORMANCE.new_service("compute");
     check_syntax(&p.universe);
     // What `new service` writes or changes; the files themselves are pinned once, by the
     // committed golden projects and reference services and their drift test.
-    let written: Vec<&str> = p
-        .universe
-        .iter()
-        .filter(|(path, file)| before.universe.get(path) != Some(file.contents()))
-        .map(|(path, _)| path)
-        .collect();
+    let written = p.written_since(&before.universe);
     insta::assert_snapshot!("written", written.join("\n"));
     insta::assert_snapshot!("PROJECT", p.config.to_yaml().expect("PROJECT"));
 
@@ -172,108 +95,30 @@ fn new_service_makes_the_vm_service() {
 
 #[test]
 fn generated_rust_is_rustfmt_clean_for_short_and_long_names() {
-    for name in ["vm", "compute", "abcdefghij-klmnopqrst-uvwxyzab"] {
-        let p = Project::new_service(name);
-        let diffs: Vec<String> = p
-            .universe
-            .iter()
-            .filter(|(path, _)| path.ends_with(".rs"))
-            .filter_map(|(path, file)| {
-                mni_machinery::rustfmt_difference(path, file.contents()).expect("rustfmt runs")
-            })
-            .collect();
-        assert!(diffs.is_empty(), "{}", diffs.join("\n"));
-    }
+    CONFORMANCE.generated_rust_is_rustfmt_clean();
 }
 
 #[test]
 fn init_makes_a_virtual_workspace_for_the_service() {
-    let mut p = Project::init();
-    let cargo = p.universe.get("Cargo.toml").expect("Cargo.toml");
-    assert!(!cargo.contains("[package]"), "{cargo}");
-    assert!(!p.universe.contains("src/main.rs") && !p.universe.contains("config/rbac/role.yaml"));
-    let err = p
-        .run(
-            Subcommand::CreateApi,
-            &[("group", "ships"), ("version", "v1"), ("kind", "Ship")],
-        )
-        .expect_err("no root crate");
-    assert!(err.to_string().contains("give --service NAME"), "{err}");
-    // A second service of a flat project is nested.
-    p.run(Subcommand::NewService, &[("name", "compute")])
-        .expect("new service");
-    p.run(Subcommand::NewService, &[("name", "edge")])
-        .expect("a second service");
-    assert!(p.universe.contains("operator/src/controllers/instance.rs"));
-    assert!(
-        p.universe
-            .contains("services/edge/operator/src/controllers/instance.rs")
-    );
-    assert!(p.universe.contains("services/edge/backend/src/power.rs"));
-    assert!(p.universe.contains("services/edge/README.md"));
+    CONFORMANCE.init_makes_a_virtual_workspace();
 }
 
 #[test]
 fn init_and_create_api_do_what_the_default_bundle_does() {
-    let mut p = Project::init_with(&[("root-crate", "true")]);
-    assert!(p.universe.contains("src/main.rs") && p.universe.contains("config/rbac/role.yaml"));
-    p.run(
-        Subcommand::CreateApi,
-        &[("group", "ships"), ("version", "v1"), ("kind", "Ship")],
-    )
-    .expect("create api");
-    assert!(p.universe.contains("src/api/ships_v1/ship.rs"));
-    assert!(
-        p.universe
-            .contains("config/crd/bases/ships.mni.dev_ships.yaml")
-    );
+    CONFORMANCE.init_and_create_api_do_what_the_default_bundle_does();
 }
 
 #[test]
 fn every_taken_over_template_exists_in_both_plugins() {
-    let service: Vec<&str> = mni_templates::files("service", "v1")
-        .iter()
-        .map(|(n, _)| *n)
-        .collect();
-    for t in TAKEN_OVER.iter().chain(SKIPPED) {
-        assert!(
-            service.contains(t),
-            "service.mni.dev/v1 has no template {t}"
-        );
-    }
-    let vm: Vec<&str> = mni_templates::files("vm", "v1")
-        .iter()
-        .map(|(n, _)| *n)
-        .collect();
-    for t in TAKEN_OVER.iter().filter(|t| !t.contains("domain")) {
-        assert!(vm.contains(t), "vm.mni.dev/v1 does not render {t}");
-    }
+    CONFORMANCE.every_taken_over_template_exists_in_both_plugins();
 }
 
 #[test]
 fn no_backend_or_frontend_code_of_service_v1_is_copied() {
-    let service: Vec<&str> = mni_templates::files("service", "v1")
-        .iter()
-        .map(|(n, _)| *n)
-        .collect();
-    for (t, _) in mni_templates::files("vm", "v1") {
-        let code = t.ends_with(".rs") || t.ends_with("Cargo.toml");
-        let web = t.starts_with("backend/") || t.starts_with("frontend/");
-        assert!(
-            !(code && web && service.contains(&t)),
-            "{t} replaces service.mni.dev/v1's: extend it at its markers instead"
-        );
-    }
+    CONFORMANCE.no_backend_or_frontend_code_of_service_v1_is_copied();
 }
 
 #[test]
 fn a_service_name_that_is_taken_is_refused_and_writes_nothing() {
-    let mut p = Project::new_service("compute");
-    let before = (p.universe.to_map(), p.config.to_yaml().expect("yaml"));
-    let err = p
-        .run(Subcommand::NewService, &[("name", "compute")])
-        .expect_err("taken");
-    assert!(err.is_invalid_input(), "{err}");
-    assert!(err.to_string().contains("already a service"), "{err}");
-    assert!(before == (p.universe.to_map(), p.config.to_yaml().expect("yaml")));
+    CONFORMANCE.a_service_name_that_is_taken_is_refused_and_writes_nothing();
 }
