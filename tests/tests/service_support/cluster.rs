@@ -124,6 +124,32 @@ impl Cluster {
         })
     }
 
+    /// How many writes between revisions `since` (exclusive) and `until` (inclusive) were the
+    /// simulated node's own — its heartbeat Lease renewals (every 10 s, as kubelet's) and Node
+    /// status reports — read back from a watch of each started at `since`.
+    pub fn node_heartbeats(&self, since: &str, until: &str) -> u64 {
+        let until: u64 = until.parse().expect("a numeric revision");
+        let mut writes = 0;
+        for path in [
+            "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases",
+            "/api/v1/nodes",
+        ] {
+            let url = format!("{path}?watch=1&resourceVersion={since}&timeoutSeconds=1");
+            let events = self.kubectl(&["get", "--raw", &url]);
+            for line in events.lines().filter(|l| !l.trim().is_empty()) {
+                let event: Value = serde_json::from_str(line).expect("a watch event in JSON");
+                let revision = event["object"]["metadata"]["resourceVersion"]
+                    .as_str()
+                    .and_then(|r| r.parse::<u64>().ok())
+                    .unwrap_or(u64::MAX);
+                if revision <= until {
+                    writes += 1;
+                }
+            }
+        }
+        writes
+    }
+
     /// Writes a kubeconfig at `dir/file` that authenticates as ServiceAccount
     /// `namespace/name` with a token from `kubectl create token`, as a user would.
     pub fn service_account_kubeconfig(&self, namespace: &str, name: &str, file: &str) -> PathBuf {
