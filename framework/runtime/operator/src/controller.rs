@@ -185,10 +185,9 @@ impl<R: Reconciler> ControllerRun for Registered<R> {
         let store = caches
             .get::<R::K>()
             .expect("the main kind's store was just registered");
-        let caches_synced = caches
+        let main_synced = caches
             .synced::<R::K>()
             .expect("the main kind's store was just registered");
-        let name_for_log = name.clone();
         let mut controller = Controller::for_stream(main, store).with_config(
             controller::Config::default().concurrency(options.max_concurrent_reconciles),
         );
@@ -209,7 +208,7 @@ impl<R: Reconciler> ControllerRun for Registered<R> {
             metrics: params.metrics,
             name,
         });
-        let main_synced = caches_synced;
+        let name = shared.name.clone();
         let shutdown = into_sync_future(params.shutdown.wait());
         let run = controller
             .graceful_shutdown_on(shutdown)
@@ -230,7 +229,6 @@ impl<R: Reconciler> ControllerRun for Registered<R> {
         // reconcile ever started, so there is nothing in flight to wait for.
         let unsynced_at_shutdown = {
             let stop = params.shutdown.wait();
-            let name = name_for_log;
             async move {
                 stop.await;
                 if *main_synced.borrow() {
