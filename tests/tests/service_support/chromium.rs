@@ -174,6 +174,21 @@ impl Chromium {
             json!({ "width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": false }),
         );
         page.call("Page.navigate", json!({ "url": url }));
+        // Page.navigate returns before the document loads: wait for it, or the first `eval`
+        // reads about:blank (an empty title).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let state =
+                page.eval("location.href !== 'about:blank' && document.readyState === 'complete'");
+            if state == json!(true) {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{url} did not load in 30 s"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
         page
     }
 
