@@ -321,6 +321,16 @@ impl Golden {
 /// Runs `golden`'s commands in `dir` (created if missing), with the repository's sample
 /// external plugin on the plugin path.
 pub fn generate(golden: &Golden, dir: &Path) -> Result<(), GoldenError> {
+    generate_with(golden, dir, |_| {})
+}
+
+/// [`generate`], calling `after_step` with each command once it has run (the project directory
+/// then holds that command's output), e.g. to check every intermediate state of the project.
+pub fn generate_with(
+    golden: &Golden,
+    dir: &Path,
+    mut after_step: impl FnMut(&[&str]),
+) -> Result<(), GoldenError> {
     std::fs::create_dir_all(dir).map_err(|source| GoldenError::Io {
         path: dir.to_path_buf(),
         source,
@@ -345,6 +355,7 @@ pub fn generate(golden: &Golden, dir: &Path) -> Result<(), GoldenError> {
                 command: command.join(" "),
                 message: e.to_string(),
             })?;
+        after_step(command);
     }
     Ok(())
 }

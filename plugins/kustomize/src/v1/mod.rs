@@ -14,7 +14,11 @@
 //! DIR/tests/manifests.rs       checks the CRD YAML equals the operator's `crd` output
 //! ```
 //!
-//! `create api` adds the kind's CRD and sample and re-derives `role.yaml`.
+//! `create api` adds the kind's CRD and sample and re-derives `role.yaml`. `config/crd` and
+//! `config/samples` are written with the first kind (by `create api`, or at `new service`,
+//! whose service always has one), and only then is `../crd` listed in `config/default`: a
+//! kustomization with no resources does not render, and every `config/` directory renders with
+//! `kubectl kustomize` after every command.
 
 pub mod rbac;
 
@@ -25,6 +29,9 @@ use mni_plugin_rust::v1::{Kind, Settings, Target, create_api_flags, reinit_polic
 
 /// The plugin's key.
 pub const KEY: &str = "kustomize.mni.dev/v1";
+
+/// The marker in `config/default/kustomization.yaml` above which `../crd` is listed.
+const DEFAULT_RESOURCES: &str = "defaultkustomizeresource";
 
 /// The settings key of the Rust plugin, whose owner and license this plugin's files share.
 const RUST_KEY: &str = mni_plugin_rust::KEY;
@@ -83,8 +90,6 @@ impl KustomizeV1 {
             "config/rbac/leader_election_role.yaml",
             "config/rbac/leader_election_role_binding.yaml",
             "config/rbac/metrics_service.yaml",
-            "config/crd/kustomization.yaml",
-            "config/samples/kustomization.yaml",
             "config/network-policy/kustomization.yaml",
             "config/network-policy/allow-metrics-traffic.yaml",
             "config/prometheus/kustomization.yaml",
@@ -98,6 +103,40 @@ impl KustomizeV1 {
             .scaffold(cx.universe, &files, &data)
             .map_err(|e| e.into_plugin_error(&self.key))?;
         self.derive_role(cx, target, &data)
+    }
+
+    /// Writes the kustomizations of `config/crd` and `config/samples` of `target` when missing, and
+    /// lists `../crd` in `config/default`, at its `defaultkustomizeresource` marker. A project
+    /// scaffolded before that marker existed lists `../crd` already and is left alone.
+    fn scaffold_api_config(
+        &self,
+        cx: &mut Context<'_>,
+        target: &Target,
+        data: &serde_json::Value,
+    ) -> Result<(), PluginError> {
+        let dir = &target.dir;
+        let files: Vec<TemplateFile> = [
+            "config/crd/kustomization.yaml",
+            "config/samples/kustomization.yaml",
+        ]
+        .into_iter()
+        .filter(|t| !cx.universe.contains(&format!("{dir}{t}")))
+        .map(|t| TemplateFile::new(t, &format!("{dir}{t}")))
+        .collect();
+        self.templates
+            .scaffold(cx.universe, &files, data)
+            .map_err(|e| e.into_plugin_error(&self.key))?;
+        let default = format!("{dir}config/default/kustomization.yaml");
+        let marker = format!("+mni:scaffold:{DEFAULT_RESOURCES}");
+        if cx
+            .universe
+            .get(&default)
+            .is_some_and(|text| text.lines().any(|l| l.trim_start_matches("# ") == marker))
+        {
+            let fragment = Insert::new(DEFAULT_RESOURCES, "crd", "- ../crd");
+            insert(cx.universe, &default, &fragment).map_err(|e| e.into_plugin_error(&self.key))?;
+        }
+        Ok(())
     }
 
     /// (Re)writes `config/rbac/role.yaml` of `target` from the crate's `+mni:rbac`
@@ -198,7 +237,9 @@ impl NewService for KustomizeV1 {
     fn run(&self, cx: &mut Context<'_>) -> Result<(), PluginError> {
         let name = cx.flags.string("name").unwrap_or_default();
         let target = Target::resolve(cx.config, Some(&name))?;
-        self.scaffold_config(cx, &target, IfExists::Error)
+        self.scaffold_config(cx, &target, IfExists::Error)?;
+        let data = self.data(cx, &target)?;
+        self.scaffold_api_config(cx, &target, &data)
     }
 }
 
@@ -249,6 +290,7 @@ impl CreateApi for KustomizeV1 {
             self.templates
                 .scaffold(cx.universe, &files, &data)
                 .map_err(|e| e.into_plugin_error(&self.key))?;
+            self.scaffold_api_config(cx, &target, &data)?;
             for (path, marker, entry) in [
                 (
                     "config/crd/kustomization.yaml",

@@ -158,3 +158,77 @@ fn a_wildcard_in_a_controller_is_bad_input_and_writes_nothing() {
         "{err}"
     );
 }
+
+/// The `- ../crd` lines of the root crate's `config/default/kustomization.yaml`.
+fn crd_lines(universe: &Universe) -> usize {
+    universe
+        .get("config/default/kustomization.yaml")
+        .expect("config/default")
+        .lines()
+        .filter(|l| l.trim() == "- ../crd")
+        .count()
+}
+
+#[test]
+fn config_crd_and_samples_come_with_the_first_kind_and_are_listed_once() {
+    let mut universe = Universe::new();
+    let mut config = ProjectConfig::default();
+    let init = [("domain", "example.com"), ("project-name", "demo")];
+    run_chain(&mut universe, &mut config, Subcommand::Init, &init).expect("init");
+    assert!(!universe.contains("config/crd/kustomization.yaml"));
+    assert!(!universe.contains("config/samples/kustomization.yaml"));
+    assert_eq!(crd_lines(&universe), 0);
+    let api = |kind| [("group", "webapp"), ("version", "v1"), ("kind", kind)];
+    for kind in ["Guestbook", "Visitor"] {
+        run_chain(
+            &mut universe,
+            &mut config,
+            Subcommand::CreateApi,
+            &api(kind),
+        )
+        .expect(kind);
+        assert_eq!(crd_lines(&universe), 1);
+    }
+    let crds = universe.get("config/crd/kustomization.yaml").expect("crd");
+    assert!(
+        crds.contains("- bases/webapp.example.com_guestbooks.yaml"),
+        "{crds}"
+    );
+    assert!(
+        crds.contains("- bases/webapp.example.com_visitors.yaml"),
+        "{crds}"
+    );
+}
+
+#[test]
+fn a_project_from_before_the_marker_keeps_its_crd_line() {
+    let mut universe = Universe::new();
+    let mut config = ProjectConfig::default();
+    let init = [("domain", "example.com"), ("project-name", "demo")];
+    run_chain(&mut universe, &mut config, Subcommand::Init, &init).expect("init");
+    // What `init` wrote before config/crd came with the first kind.
+    universe
+        .modify("config/default/kustomization.yaml", |s| {
+            s.lines()
+                .filter(|l| !l.starts_with('#') || l.starts_with("#-"))
+                .map(|l| {
+                    if l == "resources:" {
+                        "resources:\n- ../crd"
+                    } else {
+                        l
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+                + "\n"
+        })
+        .unwrap();
+    let api = [
+        ("group", "webapp"),
+        ("version", "v1"),
+        ("kind", "Guestbook"),
+    ];
+    run_chain(&mut universe, &mut config, Subcommand::CreateApi, &api).expect("create api");
+    assert_eq!(crd_lines(&universe), 1);
+    assert!(universe.contains("config/crd/kustomization.yaml"));
+}
