@@ -56,6 +56,7 @@ mod metrics;
 mod object;
 mod openapi;
 mod patch;
+mod policies;
 mod quota;
 mod registry;
 mod request;
