@@ -545,22 +545,7 @@ async fn warnings_reach_the_client_and_deletes_and_subresources_are_admitted() {
 #[tokio::test]
 async fn kubectl_shows_the_denial_and_the_warnings() {
     let dir = tempfile::tempdir().expect("tempdir");
-    // kubectl sends its token over TLS only, as against a cluster.
-    let tls = mni_apiserver::tls::TlsIdentity::load_or_create(dir.path(), None).expect("tls");
-    let server = mni_apiserver::Server::builder()
-        .with_tls(tls)
-        .start()
-        .await
-        .expect("server starts");
-    let client = kube::Client::try_from(
-        kube::Config::from_custom_kubeconfig(
-            kube::config::Kubeconfig::from_yaml(&server.kubeconfig()).expect("kubeconfig"),
-            &kube::config::KubeConfigOptions::default(),
-        )
-        .await
-        .expect("config"),
-    )
-    .expect("client");
+    let (_server, client, kubectl) = support::start_tls(dir.path()).await;
     let hook = HookServer::start(|req| {
         if req["name"] == "forbidden" {
             deny("configmaps may not be called forbidden")
@@ -576,43 +561,15 @@ async fn kubectl_shows_the_denial_and_the_warnings() {
         vec![webhook("names.example.com", hook.url_config("/"))],
     )
     .await;
-    let kubeconfig = dir.path().join("kubeconfig");
-    let cache = dir.path().join("cache");
-    std::fs::write(&kubeconfig, server.kubeconfig()).expect("kubeconfig");
-    // kubectl runs off the runtime's thread: the server answers it on this runtime.
-    let kubectl = |args: &[&str]| {
-        let kubeconfig = kubeconfig.clone();
-        let cache = cache.clone();
-        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-        async move {
-            tokio::task::spawn_blocking(move || {
-                let out = std::process::Command::new("kubectl")
-                    .arg("--kubeconfig")
-                    .arg(&kubeconfig)
-                    .arg("--cache-dir")
-                    .arg(&cache)
-                    .args(&args)
-                    .output()
-                    .expect("kubectl runs");
-                (
-                    out.status.success(),
-                    String::from_utf8_lossy(&out.stdout).into_owned(),
-                    String::from_utf8_lossy(&out.stderr).into_owned(),
-                )
-            })
-            .await
-            .expect("kubectl joined")
-        }
-    };
     let (ok, _, stderr) =
-        kubectl(&["create", "configmap", "forbidden", "--from-literal=a=b"]).await;
+        kubectl.run(&["create", "configmap", "forbidden", "--from-literal=a=b"]).await;
     assert!(!ok);
     assert_eq!(
         stderr.trim(),
         "error: failed to create configmap: admission webhook \"names.example.com\" denied the request: configmaps may not be called forbidden"
     );
     let (ok, stdout, stderr) =
-        kubectl(&["create", "configmap", "fine", "--from-literal=a=b"]).await;
+        kubectl.run(&["create", "configmap", "fine", "--from-literal=a=b"]).await;
     assert!(ok, "{stderr}");
     assert_eq!(stdout.trim(), "configmap/fine created");
     assert_eq!(stderr.trim(), "Warning: checked by the webhook");
