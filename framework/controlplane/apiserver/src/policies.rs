@@ -17,6 +17,7 @@
 mod config;
 mod typecheck;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::admissionregistration::v1 as reg;
@@ -24,7 +25,7 @@ use serde_json::Value;
 
 use crate::error::ApiError;
 use crate::registry::ResourceInfo;
-use crate::webhooks::{Conditions, Matcher, Rule, selector, to_cel};
+use crate::webhooks::{Attributes, Conditions, Matcher, Rule, selector, to_cel};
 
 pub(crate) use config::{
     default_binding, default_policy, validate_binding, validate_policy, write_status,
@@ -386,6 +387,26 @@ pub(crate) struct Verdict {
 }
 
 impl Binding {
+    /// Whether the request is one the policy's `matchConstraints` and the binding's
+    /// `matchResources` both select. A selector that does not parse is an error for the
+    /// failure policy.
+    pub(crate) fn matches(
+        &self,
+        a: &Attributes<'_>,
+        object: Option<&Value>,
+        old: Option<&Value>,
+        ns_labels: Option<&BTreeMap<String, String>>,
+    ) -> Result<bool, crate::webhooks::Error> {
+        let policy = &self.policy.matcher;
+        if !policy.matches_rules(a) || !policy.matches_selectors(a, object, old, ns_labels)? {
+            return Ok(false);
+        }
+        match &self.matcher {
+            None => Ok(true),
+            Some(m) => Ok(m.matches_rules(a) && m.matches_selectors(a, object, old, ns_labels)?),
+        }
+    }
+
     /// Applies the binding's `validationActions` and the policy's `failurePolicy` to the
     /// decisions of its policy, adding to `verdict`.
     pub(crate) fn enforce(
@@ -463,10 +484,7 @@ impl Binding {
             details.insert("group".into(), Value::String(info.group.clone()));
         }
         details.insert("kind".into(), Value::String(info.plural.clone()));
-        details.insert(
-            "causes".into(),
-            serde_json::json!([{ "message": message }]),
-        );
+        details.insert("causes".into(), serde_json::json!([{ "message": message }]));
         ApiError {
             details: Some(Value::Object(details)),
             ..ApiError::new(

@@ -169,7 +169,10 @@ async fn a_denial_carries_the_message_the_reason_and_stores_nothing() {
         e.message,
         "configmaps \"forbidden\" is forbidden: ValidatingAdmissionPolicy 'names' with binding 'names-binding' denied request: that name is taken"
     );
-    assert!(!stored(&client, "default", "forbidden").await, "nothing stored");
+    assert!(
+        !stored(&client, "default", "forbidden").await,
+        "nothing stored"
+    );
 
     let e = create_cm(&client, "default", "x-ray", json!({}))
         .await
@@ -221,7 +224,9 @@ async fn warn_and_audit_bindings_let_the_write_through() {
     assert_eq!(status, 201);
     assert_eq!(
         warnings,
-        ["299 - \"Validation failed for ValidatingAdmissionPolicy 'labels' with binding 'labels-warn': labels are expected\""]
+        [
+            "299 - \"Validation failed for ValidatingAdmissionPolicy 'labels' with binding 'labels-warn': labels are expected\""
+        ]
     );
     assert!(stored(&client, "default", "warned").await);
 
@@ -476,8 +481,8 @@ async fn expressions_are_compiled_on_write_and_type_checked_into_the_status() {
         "{warning}"
     );
     // As read back.
-    let read = serde_json::to_value(policies(&client).get("replicas").await.expect("get"))
-        .expect("json");
+    let read =
+        serde_json::to_value(policies(&client).get("replicas").await.expect("get")).expect("json");
     assert_eq!(read["status"], checked["status"]);
 
     let clean = create_policy(
@@ -549,7 +554,9 @@ spec:
     let (ok, stdout, stderr) = kubectl.run(&["apply", "-f", &path]).await;
     assert!(ok, "{stderr}");
     assert!(
-        stdout.contains("validatingadmissionpolicy.admissionregistration.k8s.io/no-forbidden-names created"),
+        stdout.contains(
+            "validatingadmissionpolicy.admissionregistration.k8s.io/no-forbidden-names created"
+        ),
         "{stdout}"
     );
     let (ok, _, stderr) = kubectl

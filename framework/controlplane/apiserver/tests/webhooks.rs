@@ -561,15 +561,17 @@ async fn kubectl_shows_the_denial_and_the_warnings() {
         vec![webhook("names.example.com", hook.url_config("/"))],
     )
     .await;
-    let (ok, _, stderr) =
-        kubectl.run(&["create", "configmap", "forbidden", "--from-literal=a=b"]).await;
+    let (ok, _, stderr) = kubectl
+        .run(&["create", "configmap", "forbidden", "--from-literal=a=b"])
+        .await;
     assert!(!ok);
     assert_eq!(
         stderr.trim(),
         "error: failed to create configmap: admission webhook \"names.example.com\" denied the request: configmaps may not be called forbidden"
     );
-    let (ok, stdout, stderr) =
-        kubectl.run(&["create", "configmap", "fine", "--from-literal=a=b"]).await;
+    let (ok, stdout, stderr) = kubectl
+        .run(&["create", "configmap", "fine", "--from-literal=a=b"])
+        .await;
     assert!(ok, "{stderr}");
     assert_eq!(stdout.trim(), "configmap/fine created");
     assert_eq!(stderr.trim(), "Warning: checked by the webhook");

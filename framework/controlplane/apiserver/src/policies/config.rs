@@ -87,7 +87,13 @@ pub(crate) fn validate_policy(obj: &Value) -> Vec<FieldError> {
         }
         match_resources(constraints, "spec.matchConstraints", &mut errs);
     }
-    one_of(spec, "spec", "failurePolicy", &["Fail", "Ignore"], &mut errs);
+    one_of(
+        spec,
+        "spec",
+        "failurePolicy",
+        &["Fail", "Ignore"],
+        &mut errs,
+    );
     if let Some(kind) = spec.get("paramKind").filter(|k| !k.is_null()) {
         for field in ["apiVersion", "kind"] {
             if kind[field].as_str().is_none_or(str::is_empty) {
@@ -127,7 +133,12 @@ pub(crate) fn validate_policy(obj: &Value) -> Vec<FieldError> {
             v,
             &at,
             "reason",
-            &["Unauthorized", "Forbidden", "Invalid", "RequestEntityTooLarge"],
+            &[
+                "Unauthorized",
+                "Forbidden",
+                "Invalid",
+                "RequestEntityTooLarge",
+            ],
             &mut errs,
         );
     }
@@ -304,7 +315,10 @@ mod tests {
         );
         check(
             validate_policy(&json!({"spec": {}})),
-            &["spec.matchConstraints: Required value", "spec.validations: Required value"],
+            &[
+                "spec.matchConstraints: Required value",
+                "spec.validations: Required value",
+            ],
         );
     }
 

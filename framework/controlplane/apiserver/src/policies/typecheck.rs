@@ -58,9 +58,7 @@ impl Schema {
     fn undefined(&self, fields: &[(String, usize)]) -> Option<(usize, String)> {
         let mut cur = self.resolve(&self.root);
         for (i, (f, offset)) in fields.iter().enumerate() {
-            let Some(props) = cur.get("properties").and_then(Value::as_object) else {
-                return None;
-            };
+            let props = cur.get("properties").and_then(Value::as_object)?;
             match props.get(f) {
                 Some(p) => cur = self.resolve(p),
                 None if cur.get("additionalProperties").is_some()
@@ -106,7 +104,9 @@ fn matched_kinds(registry: &Registry, policy: &Value) -> Vec<std::sync::Arc<Reso
                         continue;
                     }
                     if let Some(info) = registry.get(&g, &v, &res)
-                        && !out.iter().any(|o| o.kind == info.kind && o.group == info.group)
+                        && !out
+                            .iter()
+                            .any(|o| o.kind == info.kind && o.group == info.group)
                     {
                         out.push(info);
                     }

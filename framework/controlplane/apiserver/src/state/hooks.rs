@@ -19,8 +19,8 @@ use serde_json::Value;
 use super::State;
 use crate::error::{ApiError, ApiResult};
 use crate::object;
-use crate::registry::ResourceInfo;
 use crate::policies::PolicySet;
+use crate::registry::ResourceInfo;
 use crate::webhooks::{self, Attributes, Destination, Endpoint, Outcome, Snapshot, Webhook};
 
 /// The configurations' store prefixes.

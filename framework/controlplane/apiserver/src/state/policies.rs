@@ -55,19 +55,7 @@ impl State {
         }
         let mut verdict = Verdict::default();
         for b in &set.bindings {
-            let matched = b
-                .policy
-                .matcher
-                .matches_rules(a)
-                .then(|| b.policy.matcher.matches_selectors(a, obj, old, ns_labels.as_ref()))
-                .unwrap_or(Ok(false))
-                .and_then(|hit| match (&b.matcher, hit) {
-                    (Some(m), true) if m.matches_rules(a) => {
-                        m.matches_selectors(a, obj, old, ns_labels.as_ref())
-                    }
-                    (Some(_), _) => Ok(false),
-                    (None, hit) => Ok(hit),
-                });
+            let matched = b.matches(a, obj, old, ns_labels.as_ref());
             match matched {
                 Ok(true) => {}
                 Ok(false) => continue,
@@ -166,8 +154,10 @@ impl State {
             }
         };
         if found.is_empty() && r.parameter_not_found_action.as_deref() == Some("Deny") {
-            return Err("no params found for policy binding with `Deny` parameterNotFoundAction"
-                .to_string());
+            return Err(
+                "no params found for policy binding with `Deny` parameterNotFoundAction"
+                    .to_string(),
+            );
         }
         Ok(found)
     }

@@ -150,7 +150,14 @@ pub(crate) fn match_conditions(
         if c["name"].as_str().is_none_or(str::is_empty) {
             errs.push(FieldError::required(format!("{path}.name"), ""));
         }
-        expression(&env, &c["expression"], &format!("{path}.expression"), variables, true, errs);
+        expression(
+            &env,
+            &c["expression"],
+            &format!("{path}.expression"),
+            variables,
+            true,
+            errs,
+        );
     }
 }
 
@@ -176,7 +183,13 @@ pub(crate) fn expression(
 }
 
 /// An enum field `field` of `w`: absent, or one of `allowed`.
-pub(crate) fn one_of(w: &Value, at: &str, field: &str, allowed: &[&str], errs: &mut Vec<FieldError>) {
+pub(crate) fn one_of(
+    w: &Value,
+    at: &str,
+    field: &str,
+    allowed: &[&str],
+    errs: &mut Vec<FieldError>,
+) {
     if let Some(v) = w[field].as_str()
         && !allowed.contains(&v)
     {
