@@ -61,7 +61,7 @@ pub(crate) struct State {
     watch_lines: LineCache,
     /// The Services' allocated cluster IPs.
     cluster_ips: crate::ipalloc::ClusterIps,
-    /// The configured admission webhooks, read when first needed (see `hooks`).
+    /// The configured admission webhooks and policies, read when first needed (see `hooks`).
     webhooks: RwLock<Option<std::sync::Arc<hooks::Admission>>>,
     /// Bumped by each write of a webhook configuration.
     webhook_generation: std::sync::atomic::AtomicU64,

@@ -425,7 +425,7 @@ async fn the_failure_policy_decides_on_runtime_errors() {
         e.message,
         "configmaps \"nocolor\" is forbidden: ValidatingAdmissionPolicy 'color' with binding 'color' denied request: expression 'object.data.color == 'blue'' resulted in error: no such key: color"
     );
-    policies(&client)
+    let patched = policies(&client)
         .patch(
             "color",
             &PatchParams::default(),
@@ -433,6 +433,10 @@ async fn the_failure_policy_decides_on_runtime_errors() {
         )
         .await
         .expect("patched");
+    // The status follows the new generation.
+    let patched = serde_json::to_value(patched).expect("json");
+    assert_eq!(patched["metadata"]["generation"], 2);
+    assert_eq!(patched["status"]["observedGeneration"], 2);
     create_cm(&client, "default", "nocolor", json!({"a": "b"}))
         .await
         .expect("Ignore allows");
