@@ -114,15 +114,6 @@ async fn stored(client: &Client, ns: &str, name: &str) -> bool {
         .is_some()
 }
 
-async fn create_namespace(client: &Client, name: &str, labels: Value) {
-    let ns: Namespace =
-        serde_json::from_value(json!({"metadata": {"name": name, "labels": labels}})).expect("ns");
-    Api::<Namespace>::all(client.clone())
-        .create(&PostParams::default(), &ns)
-        .await
-        .expect("namespace");
-}
-
 /// Creates a ConfigMap over raw HTTP and returns the status and the Warning headers.
 async fn create_for_warnings(client: &Client, name: &str) -> (u16, Vec<String>) {
     let body = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}});
@@ -280,8 +271,8 @@ async fn match_conditions_choose_requests_and_variables_feed_validations() {
 #[tokio::test]
 async fn params_come_from_a_config_map_by_name_or_selector() {
     let (_server, client) = support::start().await;
-    create_namespace(&client, "params", json!({})).await;
-    create_namespace(&client, "team", json!({})).await;
+    support::create_namespace(&client, "params", json!({})).await;
+    support::create_namespace(&client, "team", json!({})).await;
     // The parameter objects exist before the policies that would check them.
     create_cm(&client, "params", "limits", json!({"max": "2"}))
         .await
@@ -383,8 +374,8 @@ async fn params_come_from_a_config_map_by_name_or_selector() {
 #[tokio::test]
 async fn a_binding_namespace_selector_narrows_the_policy() {
     let (_server, client) = support::start().await;
-    create_namespace(&client, "prod", json!({"env": "prod"})).await;
-    create_namespace(&client, "dev", json!({"env": "dev"})).await;
+    support::create_namespace(&client, "prod", json!({"env": "prod"})).await;
+    support::create_namespace(&client, "dev", json!({"env": "dev"})).await;
     create_policy(
         &client,
         "no-debug",

@@ -71,15 +71,6 @@ fn api_error(e: kube::Error) -> kube::core::Status {
     }
 }
 
-async fn create_namespace(client: &Client, name: &str, labels: Value) {
-    let ns: Namespace =
-        serde_json::from_value(json!({"metadata": {"name": name, "labels": labels}})).expect("ns");
-    Api::<Namespace>::all(client.clone())
-        .create(&PostParams::default(), &ns)
-        .await
-        .expect("namespace");
-}
-
 #[tokio::test]
 async fn a_denial_returns_the_webhooks_message_and_stores_nothing() {
     let (_server, client) = support::start().await;
@@ -267,8 +258,8 @@ async fn a_webhook_that_does_not_answer_in_time_fails_the_request() {
 #[tokio::test]
 async fn selectors_and_match_conditions_choose_the_requests() {
     let (_server, client) = support::start().await;
-    create_namespace(&client, "prod", json!({"env": "prod"})).await;
-    create_namespace(&client, "dev", json!({"env": "dev"})).await;
+    support::create_namespace(&client, "prod", json!({"env": "prod"})).await;
+    support::create_namespace(&client, "dev", json!({"env": "dev"})).await;
     let hook =
         HookServer::start(|req| deny(&format!("saw {}", req["name"].as_str().unwrap_or("")))).await;
     let mut by_ns = webhook("ns.example.com", hook.url_config("/ns"));
@@ -375,7 +366,7 @@ async fn dry_runs_skip_nothing_but_refuse_webhooks_with_side_effects() {
 #[tokio::test]
 async fn a_service_reference_is_resolved_through_its_endpoint_slice() {
     let (_server, client) = support::start().await;
-    create_namespace(&client, "webhooks", json!({})).await;
+    support::create_namespace(&client, "webhooks", json!({})).await;
     let hook = HookServer::start(|_| deny("from the service")).await;
     let apply = |api_version: &str, plural: &str, body: Value| {
         let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));

@@ -320,6 +320,47 @@ mod tests {
     }
 
     #[test]
+    fn policy_rules_name_objects_and_exclude_requests() {
+        use crate::webhooks::{Attributes, Operation};
+        let registry = crate::registry::Registry::with_builtins();
+        let info = registry.get("", "v1", "configmaps").expect("served");
+        let user = mni_rbac::UserInfo::default();
+        let a = |name: &'static str| Attributes {
+            operation: Operation::Create,
+            info: &info,
+            subresource: None,
+            namespace: Some("default"),
+            name,
+            user: &user,
+            dry_run: false,
+        };
+        let named = |names: &[&str]| {
+            Rule::from_named(&reg::NamedRuleWithOperations {
+                operations: Some(vec!["*".into()]),
+                api_groups: Some(vec!["".into()]),
+                api_versions: Some(vec!["*".into()]),
+                resources: Some(vec!["configmaps".into()]),
+                resource_names: Some(names.iter().map(|n| n.to_string()).collect()),
+                scope: None,
+            })
+        };
+        let m = Matcher {
+            rules: vec![named(&[])],
+            exclude: vec![named(&["skipped"])],
+            namespace_selector: Ok(Selector::everything()),
+            object_selector: Ok(Selector::everything()),
+        };
+        assert!(m.matches_rules(&a("kept")));
+        assert!(!m.matches_rules(&a("skipped")));
+        let only = Matcher {
+            rules: vec![named(&["only"])],
+            exclude: Vec::new(),
+            ..m
+        };
+        assert!(only.matches_rules(&a("only")) && !only.matches_rules(&a("kept")));
+    }
+
+    #[test]
     fn conditions_skip_error_and_pass() {
         let env = mni_cel::Env::kubernetes();
         let cond = |expr: &str| reg::MatchCondition {

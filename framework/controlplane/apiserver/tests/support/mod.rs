@@ -91,3 +91,14 @@ impl Kubectl {
         .expect("kubectl joined")
     }
 }
+
+/// Creates a Namespace with `labels`.
+pub async fn create_namespace(client: &Client, name: &str, labels: serde_json::Value) {
+    let ns: k8s_openapi::api::core::v1::Namespace =
+        serde_json::from_value(serde_json::json!({"metadata": {"name": name, "labels": labels}}))
+            .expect("ns");
+    kube::Api::<k8s_openapi::api::core::v1::Namespace>::all(client.clone())
+        .create(&kube::api::PostParams::default(), &ns)
+        .await
+        .expect("namespace");
+}
