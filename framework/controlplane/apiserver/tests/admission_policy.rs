@@ -4,7 +4,7 @@
 
 use http::Request;
 use http_body_util::BodyExt;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::{Client, core::DynamicObject, discovery::ApiResource};
 use serde_json::{Value, json};
