@@ -142,6 +142,20 @@ pub(crate) fn validate_policy(obj: &Value) -> Vec<FieldError> {
             &mut errs,
         );
     }
+    for (i, a) in audits.into_iter().flatten().enumerate() {
+        let at = format!("spec.auditAnnotations[{i}]");
+        if a["key"].as_str().is_none_or(str::is_empty) {
+            errs.push(FieldError::required(format!("{at}.key"), ""));
+        }
+        expression(
+            &env,
+            &a["valueExpression"],
+            &format!("{at}.valueExpression"),
+            VARIABLES,
+            false,
+            &mut errs,
+        );
+    }
     let mut names = Vec::new();
     for (i, v) in spec["variables"]
         .as_array()
@@ -298,6 +312,7 @@ mod tests {
             "matchConstraints": {"resourceRules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}]},
             "validations": [{"expression": "object.x =="}, {"expression": "true", "reason": "Nope"}],
             "variables": [{"name": "1x", "expression": "1"}],
+            "auditAnnotations": [{"key": "k", "valueExpression": "object.("}],
         }});
         default_policy(&mut p);
         assert_eq!(p["spec"]["failurePolicy"], "Fail");
@@ -310,6 +325,7 @@ mod tests {
             &[
                 "spec.validations[0].expression: Invalid value: \"object.x ==\": compilation failed: ERROR: <input>",
                 "spec.validations[1].reason: Unsupported value: \"Nope\"",
+                "spec.auditAnnotations[0].valueExpression: Invalid value: \"object.(\": compilation failed",
                 "spec.variables[0].name: Invalid value: \"1x\": name is not a valid CEL identifier",
             ],
         );
