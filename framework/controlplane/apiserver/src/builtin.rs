@@ -7,7 +7,8 @@
 //!
 //! Most kinds are stored as decoded, with no hooks of their own (`stored!`): volumes, quotas,
 //! nodes, jobs, autoscalers, disruption budgets, storage, scheduling and admission policies;
-//! the webhook configurations are defaulted and validated as upstream (see `webhooks`).
+//! the webhook configurations are defaulted and validated as upstream (see `webhooks`), and
+//! so are the ValidatingAdmissionPolicies and their bindings (see `policies`).
 //! HorizontalPodAutoscaler is stored at `autoscaling/v2` and served at `autoscaling/v1` too,
 //! converted by `conversion`.
 
@@ -350,8 +351,6 @@ stored!(
     IP_ADDRESS: networking::v1::IPAddress,
     SERVICE_CIDR: networking::v1::ServiceCIDR,
     CSR: certificates::v1::CertificateSigningRequest,
-    VALIDATING_POLICY: admissionregistration::v1::ValidatingAdmissionPolicy,
-    VALIDATING_POLICY_BINDING: admissionregistration::v1::ValidatingAdmissionPolicyBinding,
     COMPONENT_STATUS: core::v1::ComponentStatus,
     FLOW_SCHEMA: flowcontrol::v1::FlowSchema,
     PRIORITY_LEVEL: flowcontrol::v1::PriorityLevelConfiguration,
@@ -385,6 +384,21 @@ kind!(
     &[],
     default_mutating_webhooks,
     crate::webhooks::validate_configuration
+);
+
+kind!(
+    VALIDATING_POLICY,
+    admissionregistration::v1::ValidatingAdmissionPolicy,
+    &[],
+    crate::policies::default_policy,
+    crate::policies::validate_policy
+);
+kind!(
+    VALIDATING_POLICY_BINDING,
+    admissionregistration::v1::ValidatingAdmissionPolicyBinding,
+    &[],
+    crate::policies::default_binding,
+    crate::policies::validate_binding
 );
 
 macro_rules! review {

@@ -31,7 +31,8 @@
 //!    RBAC), `crd` (custom resources), `builtin`, `defaults` and `validation` (built-in kinds),
 //!    `conversion` (built-in kinds served in two shapes), `quota` and `limits` (ResourceQuota
 //!    and LimitRange arithmetic), `fields` (managedFields, apply), `webhooks` (admission
-//!    webhooks: matching, reviews, the HTTPS client), `patch`, `scale`, `object`,
+//!    webhooks: matching, reviews, the HTTPS client), `policies` (ValidatingAdmissionPolicies:
+//!    CEL evaluation, validation actions, type checking), `patch`, `scale`, `object`,
 //!    `ipalloc`, `openapi`,
 //!    `discovery`, `table` (kubectl's tables), `request` (paths, query, media types),
 //!    `typemeta` (the `apiVersion` and `kind` of bodies, defaulted from the path),
@@ -56,6 +57,7 @@ mod metrics;
 mod object;
 mod openapi;
 mod patch;
+mod policies;
 mod quota;
 mod registry;
 mod request;

@@ -21,6 +21,7 @@ mod lines;
 mod objects;
 mod owners;
 mod plugins;
+mod policies;
 mod selectors;
 
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -60,8 +61,8 @@ pub(crate) struct State {
     watch_lines: LineCache,
     /// The Services' allocated cluster IPs.
     cluster_ips: crate::ipalloc::ClusterIps,
-    /// The configured admission webhooks, read when first needed (see `hooks`).
-    webhooks: RwLock<Option<std::sync::Arc<crate::webhooks::Snapshot>>>,
+    /// The configured admission webhooks and policies, read when first needed (see `hooks`).
+    webhooks: RwLock<Option<std::sync::Arc<hooks::Admission>>>,
     /// Bumped by each write of a webhook configuration.
     webhook_generation: std::sync::atomic::AtomicU64,
     /// Held from a quota check to the write of the quotas' usage (see `plugins`).

@@ -24,13 +24,14 @@ use std::time::Duration;
 
 use base64::Engine;
 use k8s_openapi::api::admissionregistration::v1 as reg;
-use mni_apimachinery::Selector;
 use serde_json::Value;
 
 pub(crate) use client::{Endpoint, Pool, post, with_timeout};
-pub(crate) use config::{default_configuration, validate_configuration};
+pub(crate) use config::{
+    default_configuration, expression, match_conditions, one_of, rule, validate_configuration,
+};
 pub(crate) use review::{Attributes, Operation, Outcome, call_failed, request, response};
-pub(crate) use rules::{Conditions, matches_rules, matches_selectors};
+pub(crate) use rules::{Conditions, Matcher, Rule, selector, to_cel};
 
 /// Why a webhook could not be called or its answer not used; the state layer words these
 /// as kube-apiserver does (`failed calling webhook "NAME": …`).
@@ -93,12 +94,8 @@ pub(crate) struct Webhook {
     pub name: String,
     /// Whether it comes from a MutatingWebhookConfiguration.
     pub mutating: bool,
-    /// `rules`.
-    pub rules: Vec<rules::Rule>,
-    /// `namespaceSelector` (empty matches everything).
-    pub namespace_selector: Result<Selector, String>,
-    /// `objectSelector`.
-    pub object_selector: Result<Selector, String>,
+    /// `rules` and the namespace and object selectors.
+    pub matcher: Matcher,
     /// `matchConditions`, compiled.
     pub conditions: Conditions,
     /// `failurePolicy: Ignore`.
@@ -218,18 +215,6 @@ struct Parts {
     client: reg::WebhookClientConfig,
 }
 
-fn selector(
-    s: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
-) -> Result<Selector, String> {
-    match s {
-        None => Ok(Selector::everything()),
-        Some(s) => {
-            let v = serde_json::to_value(s).map_err(|e| e.to_string())?;
-            Selector::from_label_selector(&v).map_err(|e| e.to_string())
-        }
-    }
-}
-
 impl Webhook {
     fn parse(p: Parts, mutating: bool, env: &mni_cel::Env) -> Self {
         let destination = match (p.client.url, p.client.service) {
@@ -244,14 +229,17 @@ impl Webhook {
         };
         let ca = p.client.ca_bundle.map(|b| b.0);
         Webhook {
-            rules: p
-                .rules
-                .unwrap_or_default()
-                .iter()
-                .map(rules::Rule::from_api)
-                .collect(),
-            namespace_selector: selector(p.namespace_selector),
-            object_selector: selector(p.object_selector),
+            matcher: Matcher {
+                rules: p
+                    .rules
+                    .unwrap_or_default()
+                    .iter()
+                    .map(rules::Rule::from_api)
+                    .collect(),
+                exclude: Vec::new(),
+                namespace_selector: selector(p.namespace_selector),
+                object_selector: selector(p.object_selector),
+            },
             conditions: Conditions::compile(env, p.match_conditions.unwrap_or_default()),
             ignore_failures: p.failure_policy.as_deref() == Some("Ignore"),
             timeout: Duration::from_secs(

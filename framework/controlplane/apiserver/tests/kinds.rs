@@ -233,7 +233,12 @@ fn cases() -> Vec<Case> {
             "admissionregistration.k8s.io/v1",
             "ValidatingAdmissionPolicy",
             true,
-            json!({"spec": {"validations": [{"expression": "true"}]}}),
+            json!({"spec": {
+                "matchConstraints": {"resourceRules": [{
+                    "operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["secrets"],
+                }]},
+                "validations": [{"expression": "true"}],
+            }}),
         ),
         case(
             "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings",

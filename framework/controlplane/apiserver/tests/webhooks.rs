@@ -71,15 +71,6 @@ fn api_error(e: kube::Error) -> kube::core::Status {
     }
 }
 
-async fn create_namespace(client: &Client, name: &str, labels: Value) {
-    let ns: Namespace =
-        serde_json::from_value(json!({"metadata": {"name": name, "labels": labels}})).expect("ns");
-    Api::<Namespace>::all(client.clone())
-        .create(&PostParams::default(), &ns)
-        .await
-        .expect("namespace");
-}
-
 #[tokio::test]
 async fn a_denial_returns_the_webhooks_message_and_stores_nothing() {
     let (_server, client) = support::start().await;
@@ -267,8 +258,8 @@ async fn a_webhook_that_does_not_answer_in_time_fails_the_request() {
 #[tokio::test]
 async fn selectors_and_match_conditions_choose_the_requests() {
     let (_server, client) = support::start().await;
-    create_namespace(&client, "prod", json!({"env": "prod"})).await;
-    create_namespace(&client, "dev", json!({"env": "dev"})).await;
+    support::create_namespace(&client, "prod", json!({"env": "prod"})).await;
+    support::create_namespace(&client, "dev", json!({"env": "dev"})).await;
     let hook =
         HookServer::start(|req| deny(&format!("saw {}", req["name"].as_str().unwrap_or("")))).await;
     let mut by_ns = webhook("ns.example.com", hook.url_config("/ns"));
@@ -375,7 +366,7 @@ async fn dry_runs_skip_nothing_but_refuse_webhooks_with_side_effects() {
 #[tokio::test]
 async fn a_service_reference_is_resolved_through_its_endpoint_slice() {
     let (_server, client) = support::start().await;
-    create_namespace(&client, "webhooks", json!({})).await;
+    support::create_namespace(&client, "webhooks", json!({})).await;
     let hook = HookServer::start(|_| deny("from the service")).await;
     let apply = |api_version: &str, plural: &str, body: Value| {
         let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
@@ -545,22 +536,7 @@ async fn warnings_reach_the_client_and_deletes_and_subresources_are_admitted() {
 #[tokio::test]
 async fn kubectl_shows_the_denial_and_the_warnings() {
     let dir = tempfile::tempdir().expect("tempdir");
-    // kubectl sends its token over TLS only, as against a cluster.
-    let tls = mni_apiserver::tls::TlsIdentity::load_or_create(dir.path(), None).expect("tls");
-    let server = mni_apiserver::Server::builder()
-        .with_tls(tls)
-        .start()
-        .await
-        .expect("server starts");
-    let client = kube::Client::try_from(
-        kube::Config::from_custom_kubeconfig(
-            kube::config::Kubeconfig::from_yaml(&server.kubeconfig()).expect("kubeconfig"),
-            &kube::config::KubeConfigOptions::default(),
-        )
-        .await
-        .expect("config"),
-    )
-    .expect("client");
+    let (_server, client, kubectl) = support::start_tls(dir.path()).await;
     let hook = HookServer::start(|req| {
         if req["name"] == "forbidden" {
             deny("configmaps may not be called forbidden")
@@ -576,43 +552,17 @@ async fn kubectl_shows_the_denial_and_the_warnings() {
         vec![webhook("names.example.com", hook.url_config("/"))],
     )
     .await;
-    let kubeconfig = dir.path().join("kubeconfig");
-    let cache = dir.path().join("cache");
-    std::fs::write(&kubeconfig, server.kubeconfig()).expect("kubeconfig");
-    // kubectl runs off the runtime's thread: the server answers it on this runtime.
-    let kubectl = |args: &[&str]| {
-        let kubeconfig = kubeconfig.clone();
-        let cache = cache.clone();
-        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-        async move {
-            tokio::task::spawn_blocking(move || {
-                let out = std::process::Command::new("kubectl")
-                    .arg("--kubeconfig")
-                    .arg(&kubeconfig)
-                    .arg("--cache-dir")
-                    .arg(&cache)
-                    .args(&args)
-                    .output()
-                    .expect("kubectl runs");
-                (
-                    out.status.success(),
-                    String::from_utf8_lossy(&out.stdout).into_owned(),
-                    String::from_utf8_lossy(&out.stderr).into_owned(),
-                )
-            })
-            .await
-            .expect("kubectl joined")
-        }
-    };
-    let (ok, _, stderr) =
-        kubectl(&["create", "configmap", "forbidden", "--from-literal=a=b"]).await;
+    let (ok, _, stderr) = kubectl
+        .run(&["create", "configmap", "forbidden", "--from-literal=a=b"])
+        .await;
     assert!(!ok);
     assert_eq!(
         stderr.trim(),
         "error: failed to create configmap: admission webhook \"names.example.com\" denied the request: configmaps may not be called forbidden"
     );
-    let (ok, stdout, stderr) =
-        kubectl(&["create", "configmap", "fine", "--from-literal=a=b"]).await;
+    let (ok, stdout, stderr) = kubectl
+        .run(&["create", "configmap", "fine", "--from-literal=a=b"])
+        .await;
     assert!(ok, "{stderr}");
     assert_eq!(stdout.trim(), "configmap/fine created");
     assert_eq!(stderr.trim(), "Warning: checked by the webhook");

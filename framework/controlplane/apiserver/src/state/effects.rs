@@ -1,4 +1,4 @@
-//! What a write does besides writing: RBAC snapshots and webhook snapshots dropped, CRDs served or no longer
+//! What a write does besides writing: RBAC snapshots and webhook (and policy) snapshots dropped, CRDs served or no longer
 //! served, the controllers woken. Shared by the writes of `objects` and `deletion`.
 
 use serde_json::Value;
@@ -24,7 +24,7 @@ impl State {
         if info.group == "rbac.authorization.k8s.io" {
             self.authn.rbac_changed();
         }
-        if super::hooks::is_webhook_configuration(info) {
+        if super::hooks::is_admission_configuration(info) {
             self.webhooks_changed();
         }
     }

@@ -1,12 +1,14 @@
 //! The admission webhooks around each write: the mutating phase before schema validation, the
-//! validating phase after it (see `webhooks` for matching, the review and the client).
+//! validating phase after it (see `webhooks` for matching, the review and the client), with
+//! the ValidatingAdmissionPolicies run first in the validating phase (see `policies`).
 //!
-//! The configured webhooks are read from the store into a [`Snapshot`] when first needed and
-//! again after any write of a webhook configuration. A `clientConfig.service` is resolved to
+//! The configured webhooks and policies are read from the store into an [`Admission`] when
+//! first needed and again after any write of a webhook configuration, a policy or a binding.
+//! A `clientConfig.service` is resolved to
 //! one ready endpoint of the Service, through its EndpointSlices (or its Endpoints), since a
 //! development server has no cluster network to route a ClusterIP. Writes the server makes
-//! itself (controllers, the garbage collector) and writes of the webhook configurations do
-//! not go through webhooks.
+//! itself (controllers, the garbage collector) and writes of the webhook configurations,
+//! policies and bindings do not go through webhooks or policies, as upstream exempts them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -17,6 +19,7 @@ use serde_json::Value;
 use super::State;
 use crate::error::{ApiError, ApiResult};
 use crate::object;
+use crate::policies::PolicySet;
 use crate::registry::ResourceInfo;
 use crate::webhooks::{self, Attributes, Destination, Endpoint, Outcome, Snapshot, Webhook};
 
@@ -25,35 +28,49 @@ const MUTATING_PREFIX: &str =
     "/registry/admissionregistration.k8s.io/mutatingwebhookconfigurations/";
 const VALIDATING_PREFIX: &str =
     "/registry/admissionregistration.k8s.io/validatingwebhookconfigurations/";
+const POLICY_PREFIX: &str = "/registry/admissionregistration.k8s.io/validatingadmissionpolicies/";
+const BINDING_PREFIX: &str =
+    "/registry/admissionregistration.k8s.io/validatingadmissionpolicybindings/";
 
-/// Whether `info` is one of the webhook configurations (never sent to webhooks, and a
-/// write of one renews the snapshot).
-pub(super) fn is_webhook_configuration(info: &ResourceInfo) -> bool {
-    info.group == "admissionregistration.k8s.io" && info.plural.ends_with("webhookconfigurations")
+/// Whether `info` is a webhook configuration, a policy or a binding (never sent to webhooks
+/// or policies, and a write of one renews the snapshot).
+pub(super) fn is_admission_configuration(info: &ResourceInfo) -> bool {
+    info.group == "admissionregistration.k8s.io"
+        && (info.plural.ends_with("webhookconfigurations")
+            || info.plural.starts_with("validatingadmissionpolic"))
+}
+
+/// Everything configured to admit writes: the webhooks and the bound policies.
+#[derive(Debug, Default)]
+pub(crate) struct Admission {
+    /// The webhooks.
+    pub webhooks: Snapshot,
+    /// The ValidatingAdmissionPolicies with their bindings.
+    pub policies: PolicySet,
 }
 
 impl State {
-    /// Drops the webhook snapshot after a configuration changed.
+    /// Drops the webhook and policy snapshot after a configuration changed.
     pub(super) fn webhooks_changed(&self) {
         self.webhook_generation.fetch_add(1, Ordering::SeqCst);
         *self.webhooks.write().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
-    /// The webhooks a write of `info` may go to, or `None` when no webhook applies at all
-    /// (no user: the server's own write; a webhook configuration; none configured).
+    /// The webhooks and policies a write of `info` may go to, or `None` when none applies at
+    /// all (no user: the server's own write; an admission configuration; none configured).
     pub(super) fn webhooks_for(
         &self,
         info: &ResourceInfo,
         has_user: bool,
-    ) -> ApiResult<Option<Arc<Snapshot>>> {
-        if !has_user || is_webhook_configuration(info) {
+    ) -> ApiResult<Option<Arc<Admission>>> {
+        if !has_user || is_admission_configuration(info) {
             return Ok(None);
         }
         let snapshot = self.webhook_snapshot()?;
-        Ok((!snapshot.is_empty()).then_some(snapshot))
+        Ok((!snapshot.webhooks.is_empty() || !snapshot.policies.is_empty()).then_some(snapshot))
     }
 
-    fn webhook_snapshot(&self) -> ApiResult<Arc<Snapshot>> {
+    fn webhook_snapshot(&self) -> ApiResult<Arc<Admission>> {
         if let Some(s) = self
             .webhooks
             .read()
@@ -70,10 +87,10 @@ impl State {
                 .map(object::from_stored)
                 .collect()
         };
-        let snapshot = Arc::new(Snapshot::build(
-            &objects(MUTATING_PREFIX)?,
-            &objects(VALIDATING_PREFIX)?,
-        ));
+        let snapshot = Arc::new(Admission {
+            webhooks: Snapshot::build(&objects(MUTATING_PREFIX)?, &objects(VALIDATING_PREFIX)?),
+            policies: PolicySet::build(&objects(POLICY_PREFIX)?, &objects(BINDING_PREFIX)?),
+        });
         let mut slot = self.webhooks.write().unwrap_or_else(|e| e.into_inner());
         // A configuration written while this one was read: leave the cache empty.
         if self.webhook_generation.load(Ordering::SeqCst) == generation {
@@ -87,11 +104,12 @@ impl State {
     /// before a later webhook changed it. Returns the warnings and whether `obj` changed.
     pub(super) async fn mutate(
         &self,
-        hooks: &Snapshot,
+        admission: &Admission,
         a: &Attributes<'_>,
         obj: &mut Value,
         old: Option<&Value>,
     ) -> ApiResult<(Vec<String>, bool)> {
+        let hooks = &admission.webhooks;
         let mut warnings = Vec::new();
         let original = obj.clone();
         let ns_labels = self.namespace_labels(a);
@@ -126,21 +144,23 @@ impl State {
         Ok((warnings, changed))
     }
 
-    /// The validating phase: calls every matching validating webhook at once; the first
-    /// denial or failure (in configuration order) is the answer. Returns the warnings.
+    /// The validating phase: runs the policies, then calls every matching validating webhook
+    /// at once; the first denial or failure (in configuration order) is the answer. Returns
+    /// the warnings.
     pub(super) async fn validate_with_webhooks(
         &self,
-        hooks: &Snapshot,
+        admission: &Admission,
         a: &Attributes<'_>,
         obj: Option<&Value>,
         old: Option<&Value>,
     ) -> ApiResult<Vec<String>> {
+        let mut warnings = self.validate_with_policies(&admission.policies, a, obj, old)?;
+        let hooks = &admission.webhooks;
         let ns_labels = self.namespace_labels(a);
         let calls = hooks
             .validating
             .iter()
             .map(|w| self.call(hooks, w, a, obj, old, ns_labels.as_ref()));
-        let mut warnings = Vec::new();
         let mut first_error = None;
         for result in futures::future::join_all(calls).await {
             match result {
@@ -180,13 +200,13 @@ impl State {
         old: Option<&Value>,
         ns_labels: Option<&BTreeMap<String, String>>,
     ) -> ApiResult<Option<Outcome>> {
-        if !webhooks::matches_rules(w, a) {
+        if !w.matcher.matches_rules(a) {
             return Ok(None);
         }
         let uid = object::uid();
         let review = webhooks::request(a, &uid, obj, old);
         let outcome = async {
-            if !webhooks::matches_selectors(w, a, obj, old, ns_labels)? {
+            if !w.matcher.matches_selectors(a, obj, old, ns_labels)? {
                 return Ok(None);
             }
             if !w.conditions.is_empty() {

@@ -222,6 +222,7 @@ impl State {
             }
         }
         warnings.extend(admission::check(info, &obj, None)?);
+        self.type_check_policy(info, None, &mut obj);
         if crd::is_crd(info) {
             crd::prepare(&self.registry(), &mut obj, None)?;
         }
@@ -398,6 +399,7 @@ impl State {
                 }
             }
             warnings.extend(admission::check(info, &next, Some(&current))?);
+            self.type_check_policy(info, sub, &mut next);
             if crd::is_crd(info) {
                 crd::prepare(&self.registry(), &mut next, Some(&current))?;
             }

@@ -47,7 +47,6 @@ pub(crate) fn default_configuration(obj: &mut Value, mutating: bool) {
 /// The field errors of a Validating- or MutatingWebhookConfiguration.
 pub(crate) fn validate_configuration(obj: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    let env = mni_cel::Env::kubernetes();
     let mut names = Vec::new();
     for (i, w) in obj["webhooks"].as_array().into_iter().flatten().enumerate() {
         let at = format!("webhooks[{i}]");
@@ -127,36 +126,70 @@ pub(crate) fn validate_configuration(obj: &Value) -> Vec<FieldError> {
             }
         }
         client_config(&w["clientConfig"], &format!("{at}.clientConfig"), &mut errs);
-        for (j, c) in w["matchConditions"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
-            let path = format!("{at}.matchConditions[{j}]");
-            if c["name"].as_str().is_none_or(str::is_empty) {
-                errs.push(FieldError::required(format!("{path}.name"), ""));
-            }
-            let expr = c["expression"].as_str().unwrap_or_default();
-            if expr.is_empty() {
-                errs.push(FieldError::required(format!("{path}.expression"), ""));
-            } else if let Err(e) = env.compile(
-                expr,
-                &["object", "oldObject", "request", "authorizer"],
-                true,
-            ) {
-                errs.push(FieldError::invalid(
-                    format!("{path}.expression"),
-                    json!(expr),
-                    format!("compilation failed: {e}"),
-                ));
-            }
-        }
+        match_conditions(
+            &w["matchConditions"],
+            &format!("{at}.matchConditions"),
+            &["object", "oldObject", "request", "authorizer"],
+            &mut errs,
+        );
     }
     errs
 }
 
-fn one_of(w: &Value, at: &str, field: &str, allowed: &[&str], errs: &mut Vec<FieldError>) {
+/// Validates `matchConditions` at `at`: each named, each expression compiling with
+/// `variables`.
+pub(crate) fn match_conditions(
+    conditions: &Value,
+    at: &str,
+    variables: &[&str],
+    errs: &mut Vec<FieldError>,
+) {
+    let env = mni_cel::Env::kubernetes();
+    for (j, c) in conditions.as_array().into_iter().flatten().enumerate() {
+        let path = format!("{at}[{j}]");
+        if c["name"].as_str().is_none_or(str::is_empty) {
+            errs.push(FieldError::required(format!("{path}.name"), ""));
+        }
+        expression(
+            &env,
+            &c["expression"],
+            &format!("{path}.expression"),
+            variables,
+            true,
+            errs,
+        );
+    }
+}
+
+/// Validates a required CEL expression at `at`: present and compiling with `variables`.
+pub(crate) fn expression(
+    env: &mni_cel::Env,
+    expr: &Value,
+    at: &str,
+    variables: &[&str],
+    bool_result: bool,
+    errs: &mut Vec<FieldError>,
+) {
+    let expr = expr.as_str().unwrap_or_default();
+    if expr.is_empty() {
+        errs.push(FieldError::required(at.to_string(), ""));
+    } else if let Err(e) = env.compile(expr, variables, bool_result) {
+        errs.push(FieldError::invalid(
+            at.to_string(),
+            json!(expr),
+            format!("compilation failed: {e}"),
+        ));
+    }
+}
+
+/// An enum field `field` of `w`: absent, or one of `allowed`.
+pub(crate) fn one_of(
+    w: &Value,
+    at: &str,
+    field: &str,
+    allowed: &[&str],
+    errs: &mut Vec<FieldError>,
+) {
     if let Some(v) = w[field].as_str()
         && !allowed.contains(&v)
     {
@@ -168,7 +201,8 @@ fn one_of(w: &Value, at: &str, field: &str, allowed: &[&str], errs: &mut Vec<Fie
     }
 }
 
-fn rule(r: &Value, at: &str, errs: &mut Vec<FieldError>) {
+/// One of `rules` (or a policy's `resourceRules`) at `at`.
+pub(crate) fn rule(r: &Value, at: &str, errs: &mut Vec<FieldError>) {
     for field in ["operations", "apiGroups", "apiVersions", "resources"] {
         if r[field].as_array().is_none_or(Vec::is_empty) {
             errs.push(FieldError::required(format!("{at}.{field}"), ""));

@@ -1,6 +1,8 @@
-//! Which webhooks a request goes to: `rules`, the namespace and object selectors, and the CEL
-//! `matchConditions`, with kube-apiserver's matching semantics (`*` and `res/sub` resources,
-//! scope, selectors that are ignored where they do not apply).
+//! Which webhooks (and admission policies) a request goes to: `rules`, the namespace and
+//! object selectors, and the CEL `matchConditions`, with kube-apiserver's matching semantics
+//! (`*` and `res/sub` resources, scope, selectors that are ignored where they do not apply).
+//! A [`Matcher`] is what webhooks and ValidatingAdmissionPolicies share; policies add
+//! `excludeResourceRules` and `resourceNames`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -8,8 +10,10 @@ use std::sync::Arc;
 use k8s_openapi::api::admissionregistration::v1 as reg;
 use serde_json::Value;
 
+use mni_apimachinery::Selector;
+
+use super::Error;
 use super::review::Attributes;
-use super::{Error, Webhook};
 
 /// One of `rules`, with upstream's default scope `*`.
 #[derive(Debug, Clone)]
@@ -19,6 +23,8 @@ pub(crate) struct Rule {
     versions: Vec<String>,
     resources: Vec<String>,
     scope: String,
+    /// `resourceNames` of a policy's rule (empty: any name).
+    names: Vec<String>,
 }
 
 impl Rule {
@@ -30,6 +36,19 @@ impl Rule {
             versions: r.api_versions.clone().unwrap_or_default(),
             resources: r.resources.clone().unwrap_or_default(),
             scope: r.scope.clone().unwrap_or_else(|| "*".to_string()),
+            names: Vec::new(),
+        }
+    }
+
+    /// From a policy's rule, which may name the objects it applies to.
+    pub(crate) fn from_named(r: &reg::NamedRuleWithOperations) -> Self {
+        Rule {
+            operations: r.operations.clone().unwrap_or_default(),
+            groups: r.api_groups.clone().unwrap_or_default(),
+            versions: r.api_versions.clone().unwrap_or_default(),
+            resources: r.resources.clone().unwrap_or_default(),
+            scope: r.scope.clone().unwrap_or_else(|| "*".to_string()),
+            names: r.resource_names.clone().unwrap_or_default(),
         }
     }
 
@@ -39,6 +58,7 @@ impl Rule {
             && any(&self.groups, &a.info.group)
             && any(&self.versions, &a.info.version)
             && self.resource_matches(&a.info.plural, a.subresource)
+            && (self.names.is_empty() || self.names.iter().any(|n| n == a.name))
             && match self.scope.as_str() {
                 "Cluster" => !a.info.namespaced,
                 "Namespaced" => a.info.namespaced,
@@ -67,51 +87,79 @@ impl Rule {
     }
 }
 
-/// Whether any of the webhook's rules matches the request.
-pub(crate) fn matches_rules(w: &Webhook, a: &Attributes<'_>) -> bool {
-    w.rules.iter().any(|r| r.matches(a))
+/// The rules and selectors that choose the requests a webhook or a policy sees.
+#[derive(Debug)]
+pub(crate) struct Matcher {
+    /// `rules` (`resourceRules` of a policy).
+    pub rules: Vec<Rule>,
+    /// `excludeResourceRules` of a policy.
+    pub exclude: Vec<Rule>,
+    /// `namespaceSelector` (empty matches everything).
+    pub namespace_selector: Result<Selector, String>,
+    /// `objectSelector`.
+    pub object_selector: Result<Selector, String>,
 }
 
-/// The selectors: `objectSelector` against the new or the old object's labels;
-/// `namespaceSelector` against the labels of the request's namespace (`ns_labels`), or of the
-/// object itself for a Namespace; cluster-scoped objects always match it. A selector that does
-/// not parse is an error for the failure policy to decide.
-pub(crate) fn matches_selectors(
-    w: &Webhook,
-    a: &Attributes<'_>,
-    object: Option<&Value>,
-    old: Option<&Value>,
-    ns_labels: Option<&BTreeMap<String, String>>,
-) -> Result<bool, Error> {
-    let object_sel = w
-        .object_selector
-        .as_ref()
-        .map_err(|e| Error::Config(format!("objectSelector: {e}")))?;
-    let ns_sel = w
-        .namespace_selector
-        .as_ref()
-        .map_err(|e| Error::Config(format!("namespaceSelector: {e}")))?;
-    if !object_sel.is_empty() {
-        let hit = [object, old]
-            .into_iter()
-            .flatten()
-            .any(|o| object_sel.matches(&labels(o)));
-        if !hit {
-            return Ok(false);
+impl Matcher {
+    /// Whether any rule matches the request and no excluding rule does.
+    pub(crate) fn matches_rules(&self, a: &Attributes<'_>) -> bool {
+        self.rules.iter().any(|r| r.matches(a)) && !self.exclude.iter().any(|r| r.matches(a))
+    }
+
+    /// The selectors: `objectSelector` against the new or the old object's labels;
+    /// `namespaceSelector` against the labels of the request's namespace (`ns_labels`), or of
+    /// the object itself for a Namespace; cluster-scoped objects always match it. A selector
+    /// that does not parse is an error for the failure policy to decide.
+    pub(crate) fn matches_selectors(
+        &self,
+        a: &Attributes<'_>,
+        object: Option<&Value>,
+        old: Option<&Value>,
+        ns_labels: Option<&BTreeMap<String, String>>,
+    ) -> Result<bool, Error> {
+        let object_sel = self
+            .object_selector
+            .as_ref()
+            .map_err(|e| Error::Config(format!("objectSelector: {e}")))?;
+        let ns_sel = self
+            .namespace_selector
+            .as_ref()
+            .map_err(|e| Error::Config(format!("namespaceSelector: {e}")))?;
+        if !object_sel.is_empty() {
+            let hit = [object, old]
+                .into_iter()
+                .flatten()
+                .any(|o| object_sel.matches(&labels(o)));
+            if !hit {
+                return Ok(false);
+            }
+        }
+        if ns_sel.is_empty() {
+            return Ok(true);
+        }
+        let is_namespace = a.info.group.is_empty() && a.info.plural == "namespaces";
+        if is_namespace {
+            let labels = object.or(old).map(labels).unwrap_or_default();
+            return Ok(ns_sel.matches(&labels));
+        }
+        if !a.info.namespaced {
+            return Ok(true);
+        }
+        Ok(ns_sel.matches(&ns_labels.cloned().unwrap_or_default()))
+    }
+}
+
+/// A label selector of the API, parsed; absent matches everything.
+pub(crate) fn selector(
+    s: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+) -> Result<Selector, String> {
+    match s {
+        None => Ok(Selector::everything()),
+        Some(s) => {
+            let v = serde_json::to_value(s).map_err(|e| e.to_string())?;
+            Selector::from_label_selector(&v).map_err(|e| e.to_string())
         }
     }
-    if ns_sel.is_empty() {
-        return Ok(true);
-    }
-    let is_namespace = a.info.group.is_empty() && a.info.plural == "namespaces";
-    if is_namespace {
-        let labels = object.or(old).map(labels).unwrap_or_default();
-        return Ok(ns_sel.matches(&labels));
-    }
-    if !a.info.namespaced {
-        return Ok(true);
-    }
-    Ok(ns_sel.matches(&ns_labels.cloned().unwrap_or_default()))
 }
 
 /// `metadata.labels` of an object. (Not `object::labels`: `object` depends on `builtin`, which
@@ -130,18 +178,28 @@ fn labels(obj: &Value) -> BTreeMap<String, String> {
 pub(crate) struct Conditions(Vec<(String, Result<Arc<mni_cel::Program>, String>)>);
 
 impl Conditions {
-    /// Compiles the conditions with the variables upstream declares for them.
+    /// Compiles a webhook's conditions with the variables upstream declares for them.
     pub(crate) fn compile(env: &mni_cel::Env, conditions: Vec<reg::MatchCondition>) -> Self {
+        Self::compile_with(
+            env,
+            conditions,
+            &["object", "oldObject", "request", "authorizer"],
+        )
+    }
+
+    /// Compiles conditions that may use `variables` (a policy's add `params` and
+    /// `namespaceObject`).
+    pub(crate) fn compile_with(
+        env: &mni_cel::Env,
+        conditions: Vec<reg::MatchCondition>,
+        variables: &[&str],
+    ) -> Self {
         Conditions(
             conditions
                 .into_iter()
                 .map(|c| {
                     let p = env
-                        .compile(
-                            &c.expression,
-                            &["object", "oldObject", "request", "authorizer"],
-                            true,
-                        )
+                        .compile(&c.expression, variables, true)
                         .map(Arc::new)
                         .map_err(|e| e.to_string());
                     (c.name, p)
@@ -167,16 +225,22 @@ impl Conditions {
         let object = object.map_or(mni_cel::Value::Null, to_cel);
         let old = old.map_or(mni_cel::Value::Null, to_cel);
         let request = to_cel(request);
+        self.evaluate_with(&[
+            ("object", &object),
+            ("oldObject", &old),
+            ("request", &request),
+        ])
+    }
+
+    /// [`evaluate`](Self::evaluate) with the variables already bound.
+    pub(crate) fn evaluate_with(
+        &self,
+        bindings: &[(&str, &mni_cel::Value)],
+    ) -> Result<bool, Error> {
         let mut first_error = None;
         for (name, program) in &self.0 {
             let outcome = match program {
-                Ok(p) => p
-                    .evaluate(&[
-                        ("object", &object),
-                        ("oldObject", &old),
-                        ("request", &request),
-                    ])
-                    .map_err(|e| e.to_string()),
+                Ok(p) => p.evaluate(bindings).map_err(|e| e.to_string()),
                 Err(e) => Err(e.clone()),
             };
             match outcome {
@@ -202,7 +266,7 @@ impl Conditions {
 
 /// A JSON value as CEL sees an unstructured object: integers as `int`, other numbers as
 /// `double`.
-fn to_cel(v: &Value) -> mni_cel::Value {
+pub(crate) fn to_cel(v: &Value) -> mni_cel::Value {
     match v {
         Value::Null => mni_cel::Value::Null,
         Value::Bool(b) => mni_cel::Value::Bool(*b),
@@ -228,6 +292,7 @@ mod tests {
             versions: vec!["v1".into()],
             resources: resources.iter().map(|s| s.to_string()).collect(),
             scope: scope.into(),
+            names: Vec::new(),
         }
     }
 
@@ -252,6 +317,47 @@ mod tests {
         check(&rule(&["*/*"], "*"), "deployments", Some("scale"), true);
         check(&rule(&["*/scale"], "*"), "deployments", Some("scale"), true);
         check(&rule(&["secrets"], "*"), "configmaps", None, false);
+    }
+
+    #[test]
+    fn policy_rules_name_objects_and_exclude_requests() {
+        use crate::webhooks::{Attributes, Operation};
+        let registry = crate::registry::Registry::with_builtins();
+        let info = registry.get("", "v1", "configmaps").expect("served");
+        let user = mni_rbac::UserInfo::default();
+        let a = |name: &'static str| Attributes {
+            operation: Operation::Create,
+            info: &info,
+            subresource: None,
+            namespace: Some("default"),
+            name,
+            user: &user,
+            dry_run: false,
+        };
+        let named = |names: &[&str]| {
+            Rule::from_named(&reg::NamedRuleWithOperations {
+                operations: Some(vec!["*".into()]),
+                api_groups: Some(vec!["".into()]),
+                api_versions: Some(vec!["*".into()]),
+                resources: Some(vec!["configmaps".into()]),
+                resource_names: Some(names.iter().map(|n| n.to_string()).collect()),
+                scope: None,
+            })
+        };
+        let m = Matcher {
+            rules: vec![named(&[])],
+            exclude: vec![named(&["skipped"])],
+            namespace_selector: Ok(Selector::everything()),
+            object_selector: Ok(Selector::everything()),
+        };
+        assert!(m.matches_rules(&a("kept")));
+        assert!(!m.matches_rules(&a("skipped")));
+        let only = Matcher {
+            rules: vec![named(&["only"])],
+            exclude: Vec::new(),
+            ..m
+        };
+        assert!(only.matches_rules(&a("only")) && !only.matches_rules(&a("kept")));
     }
 
     #[test]
