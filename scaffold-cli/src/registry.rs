@@ -110,6 +110,12 @@ impl Registry {
         }
     }
 
+    /// The external plugins (those a built-in shadows left out).
+    #[must_use]
+    pub fn externals(&self) -> &[ExternalPlugin] {
+        &self.externals
+    }
+
     /// Problems found while discovering external plugins.
     #[must_use]
     pub fn warnings(&self) -> &[String] {
