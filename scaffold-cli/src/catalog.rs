@@ -367,7 +367,8 @@ pub fn remove(plugins_dir: &Path, query: &str) -> Result<String, CatalogError> {
 }
 
 /// Re-hashes every plugin installed from a catalog (those matching `query`, if given): one
-/// line per plugin, then [`CatalogError::Verify`] when any changed.
+/// line per plugin (hand-installed ones are skipped, and listed only when `query` names them),
+/// then [`CatalogError::Verify`] when any changed.
 pub fn verify(plugins_dir: &Path, query: Option<&str>) -> (String, Result<(), CatalogError>) {
     let plugins = match query {
         Some(q) => {
@@ -386,7 +387,10 @@ pub fn verify(plugins_dir: &Path, query: Option<&str>) -> (String, Result<(), Ca
     let mut failed = Vec::new();
     for p in plugins {
         let Some(expected) = &p.sha256 else {
-            let _ = writeln!(out, "skip  {}: not installed from a catalog", p.key);
+            // Hand-installed plugins have nothing to check against; say so when asked by name.
+            if query.is_some() {
+                let _ = writeln!(out, "skip  {}: not installed from a catalog", p.key);
+            }
             continue;
         };
         match installed::sha256_file(&p.path) {
@@ -408,6 +412,9 @@ pub fn verify(plugins_dir: &Path, query: Option<&str>) -> (String, Result<(), Ca
                 failed.push(line);
             }
         }
+    }
+    if out.is_empty() {
+        out.push_str("no plugins installed from a catalog\n");
     }
     let result = if failed.is_empty() {
         Ok(())

@@ -454,3 +454,19 @@ fn http_catalog() {
             &[&format!("cannot fetch {url}/missing/index.json: HTTP 404")],
         );
 }
+
+/// The sample catalog (`plugins/external-sample/catalog`, used by the book) lists the sample
+/// with its current checksum.
+#[test]
+fn sample_catalog_matches_the_sample() {
+    let index = sample_path().with_file_name("catalog/index.json");
+    let index: Value =
+        serde_json::from_str(&fs::read_to_string(&index).expect("read")).expect("json");
+    let listed = index["plugins"][0]["artifacts"][0]["sha256"].as_str();
+    let actual = sha256(&sample());
+    assert_eq!(
+        listed,
+        Some(actual.as_str()),
+        "the sample changed: set its sha256 in plugins/external-sample/catalog/index.json to {actual}"
+    );
+}
