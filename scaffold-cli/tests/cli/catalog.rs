@@ -4,10 +4,12 @@
 //! releases, environment variables not allowed.
 
 use std::fs;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use rustls::pki_types::PrivateKeyDer;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tempfile::TempDir;
@@ -375,44 +377,79 @@ fn installed_plugins_stay_sandboxed() {
     assert!(!p.root().join("../escape.txt").exists());
 }
 
-/// Serves `dir` over HTTP/1.0 from a thread; `/redirect/<path>` answers 302 to `/<path>`.
+/// Answers one HTTP/1.0 request on `stream` from the files in `dir`; `/redirect/<path>`
+/// answers 302 to `/<path>`.
+fn answer(stream: &mut (impl Read + Write), dir: &Path) {
+    let mut head = Vec::new();
+    let mut byte = [0; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match stream.read(&mut byte) {
+            Ok(1) => head.push(byte[0]),
+            _ => return,
+        }
+    }
+    let head = String::from_utf8_lossy(&head);
+    let path = head.split(' ').nth(1).unwrap_or("/").to_owned();
+    let response = if let Some(rest) = path.strip_prefix("/redirect/") {
+        format!("HTTP/1.0 302 Found\r\nLocation: /{rest}\r\n\r\n").into_bytes()
+    } else {
+        match fs::read(dir.join(path.trim_start_matches('/'))) {
+            Ok(body) => {
+                let mut r = format!("HTTP/1.0 200 OK\r\nContent-Length: {}\r\n\r\n", body.len())
+                    .into_bytes();
+                r.extend(body);
+                r
+            }
+            Err(_) => b"HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_vec(),
+        }
+    };
+    let _ = stream.write_all(&response);
+    let _ = stream.flush();
+}
+
+/// Serves `dir` over HTTP/1.0 from a thread; returns the base URL.
 fn serve(dir: &Path) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = listener.local_addr().expect("addr");
     let dir = dir.to_owned();
     std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-            let mut request_line = String::new();
-            if reader.read_line(&mut request_line).is_err() {
-                continue;
-            }
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-            }
-            let path = request_line.split(' ').nth(1).unwrap_or("/").to_owned();
-            let response = if let Some(rest) = path.strip_prefix("/redirect/") {
-                format!("HTTP/1.0 302 Found\r\nLocation: /{rest}\r\n\r\n").into_bytes()
-            } else {
-                match fs::read(dir.join(path.trim_start_matches('/'))) {
-                    Ok(body) => {
-                        let mut r =
-                            format!("HTTP/1.0 200 OK\r\nContent-Length: {}\r\n\r\n", body.len())
-                                .into_bytes();
-                        r.extend(body);
-                        r
-                    }
-                    Err(_) => b"HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_vec(),
-                }
-            };
-            let _ = stream.write_all(&response);
+        for mut stream in listener.incoming().flatten() {
+            answer(&mut stream, &dir);
         }
     });
     format!("http://{addr}")
+}
+
+/// Serves `dir` over HTTPS with a new self-signed certificate for 127.0.0.1; returns the base
+/// URL and the certificate (PEM).
+fn serve_tls(dir: &Path) -> (String, String) {
+    let certified = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into()]).expect("cert");
+    let pem = certified.cert.pem();
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("protocols")
+    .with_no_client_auth()
+    .with_single_cert(
+        vec![certified.cert.der().clone()],
+        PrivateKeyDer::try_from(certified.signing_key.serialize_der()).expect("key"),
+    )
+    .expect("server config");
+    let config = Arc::new(config);
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let dir = dir.to_owned();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let conn = rustls::ServerConnection::new(config.clone()).expect("conn");
+            let mut tls = rustls::StreamOwned::new(conn, stream);
+            answer(&mut tls, &dir);
+            tls.conn.send_close_notify();
+            let _ = tls.flush();
+        }
+    });
+    (format!("https://{addr}"), pem)
 }
 
 #[test]
@@ -469,4 +506,35 @@ fn sample_catalog_matches_the_sample() {
         Some(actual.as_str()),
         "the sample changed: set its sha256 in plugins/external-sample/catalog/index.json to {actual}"
     );
+}
+
+/// HTTPS verifies the server: a certificate the system does not trust is refused, and one it
+/// trusts (here through `SSL_CERT_FILE`) works.
+#[test]
+fn https_catalog_verifies_the_server() {
+    let cat = Catalog::new().publish("apidocs.mni.dev", "v1", &sample(), |_| {});
+    let (url, pem) = serve_tls(cat.dir.path());
+    let p = Project::new();
+    let err = p
+        .run(&["plugins", "install", "apidocs", "--catalog", &url])
+        .fails(1, &[&format!("cannot fetch {url}/index.json: ")]);
+    assert!(
+        err.contains("certificate") || err.contains("root certificates"),
+        "{err}"
+    );
+    assert!(tree(&plugins_dir(&p)).is_empty());
+    let ca = p.tmp.path().join("ca.pem");
+    fs::write(&ca, pem).expect("write ca");
+    let ca = ca.display().to_string();
+    let out = p
+        .run_env(
+            &["plugins", "install", "apidocs", "--catalog", &url],
+            &[("SSL_CERT_FILE", &ca)],
+        )
+        .ok();
+    assert!(
+        out.starts_with(&format!("installed apidocs.mni.dev/v1 from {url}/files/")),
+        "{out}"
+    );
+    p.run(&["plugins", "verify"]).ok();
 }
