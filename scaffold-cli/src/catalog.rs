@@ -302,6 +302,8 @@ impl Catalog {
         fs::write(&record_path, json + "\n").map_err(io(&record_path))?;
         let old = if dest.exists() {
             let old = parent.join(format!(".remove-{}", entry.version));
+            // A leftover of an interrupted replace.
+            let _ = fs::remove_dir_all(&old);
             fs::rename(&dest, &old).map_err(io(&dest))?;
             Some(old)
         } else {

@@ -363,6 +363,18 @@ mod tests {
     }
 
     #[test]
+    fn matches_host_targets() {
+        let arch = std::env::consts::ARCH;
+        assert!(host_matches(&format!(
+            "{arch}-unknown-{}-gnu",
+            std::env::consts::OS
+        )));
+        assert!(!host_matches(&format!("{arch}-unknown-none")));
+        assert!(!host_matches("any"));
+        assert_eq!(host_target(), format!("{arch}-{}", std::env::consts::OS));
+    }
+
+    #[test]
     fn refuses_bad_entries_by_name_and_field() {
         let err = |entries: &[String]| {
             Index::parse(&index(entries), "cat/index.json")
