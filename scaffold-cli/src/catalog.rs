@@ -57,7 +57,7 @@ pub enum CatalogError {
         catalog: String,
     },
     /// The query names several plugins.
-    #[error("{query:?} matches several plugins ({}); give the full name", .names.join(", "))]
+    #[error("{query:?} matches several plugins ({}); give the full name or NAME/VERSION", .names.join(", "))]
     Ambiguous {
         /// What was asked for.
         query: String,
@@ -218,7 +218,6 @@ impl Catalog {
     pub fn resolve(&self, query: &str) -> Result<&Entry, CatalogError> {
         let candidates = self.index.matching(query);
         let mut names: Vec<String> = candidates.iter().map(|e| e.name.clone()).collect();
-        names.dedup();
         names.sort();
         names.dedup();
         if names.is_empty() {

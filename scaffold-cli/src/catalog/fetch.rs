@@ -33,6 +33,12 @@ pub enum FetchError {
         #[source]
         source: std::io::Error,
     },
+    /// The index is not UTF-8.
+    #[error("{origin}: the index is not UTF-8")]
+    NotText {
+        /// Where it came from.
+        origin: String,
+    },
     /// An HTTP(S) request failed.
     #[error("cannot fetch {url}: {message}")]
     Http {
@@ -76,9 +82,8 @@ impl Location {
     /// The index, as the path or URL it came from and its text.
     pub fn index(&self) -> Result<(String, String), FetchError> {
         let bytes = self.read(&self.to_string())?;
-        let text = String::from_utf8(bytes).map_err(|_| FetchError::Http {
-            url: self.to_string(),
-            message: "the index is not UTF-8".to_owned(),
+        let text = String::from_utf8(bytes).map_err(|_| FetchError::NotText {
+            origin: self.to_string(),
         })?;
         Ok((self.to_string(), text))
     }

@@ -538,3 +538,43 @@ fn https_catalog_verifies_the_server() {
     );
     p.run(&["plugins", "verify"]).ok();
 }
+
+/// Without `MNI_PLUGINS_PATH`, installs go to `$HOME/.config/mni/plugins/NAME/VERSION/NAME`
+/// (`$XDG_CONFIG_HOME/mni/plugins/…` when that is set), where discovery finds them.
+#[test]
+fn installs_under_the_user_config_directory() {
+    let cat = Catalog::new().publish("apidocs.mni.dev", "v1", &sample(), |_| {});
+    let home = tempfile::tempdir().expect("home");
+    let run = |args: &[&str], xdg: Option<&Path>| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_mni-scaffold"));
+        cmd.args(args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", home.path());
+        if let Some(xdg) = xdg {
+            cmd.env("XDG_CONFIG_HOME", xdg);
+        }
+        let out = cmd.output().expect("run mni-scaffold");
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).expect("utf-8")
+    };
+    run(
+        &["plugins", "install", "apidocs", "--catalog", &cat.path()],
+        None,
+    );
+    let exe = home
+        .path()
+        .join(".config/mni/plugins/apidocs.mni.dev/v1/apidocs.mni.dev");
+    assert!(exe.is_file());
+    assert!(exe.with_file_name("install.json").is_file());
+    assert!(run(&["plugins", "list"], None).contains("\nInstalled from a catalog:\n"));
+    let xdg = home.path().join("xdg");
+    run(
+        &["plugins", "install", "apidocs", "--catalog", &cat.path()],
+        Some(&xdg),
+    );
+    assert!(
+        xdg.join("mni/plugins/apidocs.mni.dev/v1/apidocs.mni.dev")
+            .is_file()
+    );
+}
