@@ -284,8 +284,8 @@ fn version_of(e: &Entry) -> Option<PluginVersion> {
     e.version.parse().ok()
 }
 
-/// The host as catalogs name it: `<arch>-<os>` (artifacts name full triples; see
-/// [`host_matches`]).
+/// The host as errors name it: `<arch>-<os>`. An artefact's target triple matches the host when
+/// it starts with this architecture and has this OS among its other parts.
 #[must_use]
 pub fn host_target() -> String {
     format!("{}-{}", std::env::consts::ARCH, std::env::consts::OS)
