@@ -578,3 +578,48 @@ fn installs_under_the_user_config_directory() {
             .is_file()
     );
 }
+
+/// A native artefact: the Rust port of the sample, published for the host's target triple
+/// beside an artefact for another target (which must not be picked), installed and used.
+#[test]
+fn native_artifact_for_the_host_target() {
+    use crate::plugins_new::{cargo, repo};
+    cargo(&repo(), &["build", "--offline", "-p", "mni-plugin-apidocs"]);
+    let binary = fs::read(repo().join("target/debug/apidocs")).expect("the built sample");
+    let host = format!(
+        "{}-unknown-{}-gnu",
+        std::env::consts::ARCH,
+        std::env::consts::OS
+    );
+    let cat = Catalog::new().publish("apidocs.mni.dev", "v1", &binary, |e| {
+        e["artifacts"][0]["target"] = json!(host);
+        let other = json!({"target": "riscv64gc-unknown-none-elf", "url": "nowhere", "sha256": "0".repeat(64)});
+        e["artifacts"].as_array_mut().expect("artefacts").insert(0, other);
+    });
+    let p = Project::new();
+    let out = p
+        .run(&["plugins", "install", "apidocs", "--catalog", &cat.path()])
+        .ok();
+    assert!(
+        out.contains(&format!("  sha256 {}\n", sha256(&binary))),
+        "{out}"
+    );
+    let record = fs::read_to_string(
+        installed_exe(&p, "apidocs.mni.dev", "v1").with_file_name("install.json"),
+    )
+    .expect("record");
+    assert!(
+        record.contains(&format!("\"target\": \"{host}\"")),
+        "{record}"
+    );
+    p.run(&[
+        "--plugins",
+        "rust,apidocs.mni.dev/v1",
+        "init",
+        "--domain",
+        "acme.io",
+    ])
+    .ok();
+    let out = p.run(&create_crew_api("Captain", &[])).ok();
+    assert!(out.contains("   create docs/captain.md\n"), "{out}");
+}
