@@ -153,6 +153,13 @@ fn install_use_verify_tamper_remove() {
 
     let out = p.run(&["plugins", "verify"]).ok();
     assert_eq!(out, format!("ok    apidocs.mni.dev/v1  sha256:{sum}\n"));
+    let out = p.run(&["plugins", "describe", "apidocs"]).ok();
+    assert!(
+        out.contains(&format!(
+            "\n  installed from a catalog: https://example.com/apidocs.mni.dev, sha256 {sum}\n"
+        )),
+        "{out}"
+    );
 
     // Tampered: verify fails, and the plugin is refused before it runs.
     let exe = installed_exe(&p, "apidocs.mni.dev", "v1");
