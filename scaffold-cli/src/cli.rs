@@ -72,7 +72,7 @@ pub enum Command {
     Create(CreateCommand),
     /// Change project-wide settings.
     Edit,
-    /// List and describe the available plugins.
+    /// List, describe, scaffold and install plugins.
     #[command(subcommand)]
     Plugins(PluginsCommand),
     /// Print a shell completion script.
@@ -109,6 +109,45 @@ pub enum PluginsCommand {
     },
     /// Scaffold a plugin project on mni-plugin-sdk in ./NAME (or -C DIR/NAME).
     New(PluginNewArgs),
+    /// List a catalog's plugins (whose name or description contains TERM).
+    Search {
+        /// Only plugins whose name or description contains this.
+        term: Option<String>,
+        /// The catalog.
+        #[command(flatten)]
+        catalog: CatalogArg,
+    },
+    /// Install a plugin from a catalog, checking its SHA-256 before anything is written
+    /// (--force replaces an installed copy).
+    Install {
+        /// `NAME` (the newest compatible version) or `NAME/VERSION`; a short name will do.
+        #[arg(value_name = "NAME[/VERSION]")]
+        key: String,
+        /// The catalog.
+        #[command(flatten)]
+        catalog: CatalogArg,
+    },
+    /// Remove an installed plugin version.
+    Remove {
+        /// `NAME/VERSION`, or `NAME` when one version is installed.
+        #[arg(value_name = "NAME[/VERSION]")]
+        key: String,
+    },
+    /// Re-hash the plugins installed from a catalog; exits 1 when any changed.
+    Verify {
+        /// Only this plugin.
+        #[arg(value_name = "NAME[/VERSION]")]
+        key: Option<String>,
+    },
+}
+
+/// Where a catalog lives.
+#[derive(Debug, Clone, Args)]
+pub struct CatalogArg {
+    /// The catalog: a directory holding index.json, the index file, or an http(s) URL of either
+    /// (default: $MNI_CATALOG, else `catalog:` in the user config).
+    #[arg(long = "catalog", value_name = "PATH|URL")]
+    pub location: Option<String>,
 }
 
 /// `plugins new` arguments.

@@ -8,8 +8,11 @@
 //! Kubebuilder does (`--init`, `--api`, `--webhook`, `--edit`, and mNi's `--service`).
 //!
 //! **Sandbox.** A plugin runs with a cleared environment (only `PATH`, `HOME` and `LANG` are
-//! passed on), the project directory as its working directory, in its own process group, under
-//! a deadline and an output cap (the `process` module). Its response is refused as a whole when
+//! passed on, plus the variables its catalog entry or the user's config allows it by name, see
+//! [`Runner::with_allowed`]), the project directory as its working directory, in its own process
+//! group, under a deadline and an output cap (the `process` module). A plugin installed from a
+//! catalog (an `install.json` record beside it, see [`crate::catalog`]) is hashed before every
+//! run and refused when its SHA-256 is not the one it was installed with. Its response is refused as a whole when
 //! any path is absolute, contains `..`, goes into `.git/` or through a symbolic link out of the
 //! project (the `sandbox` module), when it exits non-zero, prints something that is not a
 //! response, or answers `error: true`. Every such error quotes the plugin's stderr or
@@ -92,6 +95,21 @@ pub enum ExternalError {
         #[source]
         source: SandboxError,
     },
+    /// An installed plugin's executable no longer has the SHA-256 it was installed with.
+    #[error(
+        "external plugin {key} was refused: {} has SHA-256 {actual}, but it was installed with {expected}; reinstall it (`mni-scaffold plugins install --force`)",
+        .path.display()
+    )]
+    Tampered {
+        /// The plugin.
+        key: PluginKey,
+        /// The executable.
+        path: PathBuf,
+        /// The installed checksum.
+        expected: String,
+        /// What it hashes to now (or why it cannot be read).
+        actual: String,
+    },
     /// The plugin rewrote PROJECT into something that does not parse.
     #[error("external plugin {key} wrote an invalid {PROJECT_FILE}: {source}")]
     Project {
@@ -111,22 +129,56 @@ impl ExternalError {
     }
 }
 
+/// The variables every external plugin receives.
+pub const BASE_ENV: [&str; 3] = ["PATH", "HOME", "LANG"];
+
 /// How external plugins are run: the environment they inherit and their [`Limits`].
 #[derive(Debug, Clone)]
 pub struct Runner {
-    env: Vec<(OsString, OsString)>,
+    vars: Vec<(OsString, OsString)>,
+    allowed: BTreeMap<String, Vec<String>>,
     limits: Limits,
 }
 
 impl Runner {
-    /// Passes on `PATH`, `HOME` and `LANG` from `vars` (others are dropped).
+    /// Passes on `PATH`, `HOME` and `LANG` from `vars`, and to each plugin the variables its
+    /// install record allows (others are dropped).
     #[must_use]
     pub fn new(vars: impl IntoIterator<Item = (OsString, OsString)>, limits: Limits) -> Self {
-        let env = vars
+        Self {
+            vars: vars.into_iter().collect(),
+            allowed: BTreeMap::new(),
+            limits,
+        }
+    }
+
+    /// Also passes the named variables to the plugins `allowed` names, by key (`name/version`)
+    /// or by name (every version).
+    #[must_use]
+    pub fn with_allowed(mut self, allowed: BTreeMap<String, Vec<String>>) -> Self {
+        self.allowed = allowed;
+        self
+    }
+
+    /// The environment `plugin` runs with.
+    #[must_use]
+    pub fn env_for(&self, plugin: &ExternalPlugin) -> Vec<(OsString, OsString)> {
+        let key = plugin.key.to_string();
+        let extra = [key.as_str(), plugin.key.name()]
             .into_iter()
-            .filter(|(k, _)| ["PATH", "HOME", "LANG"].iter().any(|n| k == n))
+            .filter_map(|k| self.allowed.get(k))
+            .flatten()
+            .chain(&plugin.env);
+        let names: Vec<&str> = BASE_ENV
+            .iter()
+            .copied()
+            .chain(extra.map(String::as_str))
             .collect();
-        Self { env, limits }
+        self.vars
+            .iter()
+            .filter(|(k, _)| names.iter().any(|n| k == n))
+            .cloned()
+            .collect()
     }
 }
 
@@ -137,6 +189,26 @@ pub struct ExternalPlugin {
     pub key: PluginKey,
     /// The executable.
     pub path: PathBuf,
+    /// The SHA-256 it was installed with from a catalog (checked before each run).
+    pub sha256: Option<String>,
+    /// Where its source lives, when installed from a catalog.
+    pub source: Option<String>,
+    /// Variables it receives beyond `PATH`, `HOME` and `LANG`, from its install record.
+    pub env: Vec<String>,
+}
+
+impl ExternalPlugin {
+    /// A plugin at `path` with no install record.
+    #[must_use]
+    pub fn new(key: PluginKey, path: PathBuf) -> Self {
+        Self {
+            key,
+            path,
+            sha256: None,
+            source: None,
+            env: Vec::new(),
+        }
+    }
 }
 
 /// The plugins under `dir`, ordered by key, and one warning per entry that is not a plugin.
@@ -163,10 +235,27 @@ pub fn discover(dir: &Path) -> (Vec<ExternalPlugin>, Vec<String>) {
                 ));
                 continue;
             }
-            match format!("{name}/{version}").parse::<PluginKey>() {
-                Ok(key) => plugins.push(ExternalPlugin { key, path }),
-                Err(e) => warnings.push(format!("ignoring {}: {e}", path.display())),
+            let key = match format!("{name}/{version}").parse::<PluginKey>() {
+                Ok(key) => key,
+                Err(e) => {
+                    warnings.push(format!("ignoring {}: {e}", path.display()));
+                    continue;
+                }
+            };
+            let mut plugin = ExternalPlugin::new(key, path);
+            match crate::catalog::installed::read_record(&version_dir) {
+                None => {}
+                Some(Ok(record)) => {
+                    plugin.sha256 = Some(record.sha256);
+                    plugin.source = Some(record.source);
+                    plugin.env = record.env;
+                }
+                Some(Err(e)) => {
+                    warnings.push(format!("ignoring {}: {e}", plugin.path.display()));
+                    continue;
+                }
             }
+            plugins.push(plugin);
         }
     }
     plugins.sort_by(|a, b| a.key.cmp(&b.key));
@@ -209,8 +298,10 @@ impl ExternalPlugin {
             message: format!("cannot encode the request: {e}"),
             stderr: String::new(),
         })?;
+        self.check_integrity()?;
+        let env = runner.env_for(self);
         let output =
-            process::run(&self.path, cwd, &runner.env, input, runner.limits).map_err(|source| {
+            process::run(&self.path, cwd, &env, input, runner.limits).map_err(|source| {
                 ExternalError::Process {
                     key: self.key.clone(),
                     source,
@@ -242,6 +333,26 @@ impl ExternalPlugin {
             });
         }
         Ok(response)
+    }
+
+    /// For a plugin installed from a catalog: whether its executable still has the SHA-256 it
+    /// was installed with.
+    pub fn check_integrity(&self) -> Result<(), ExternalError> {
+        let Some(expected) = &self.sha256 else {
+            return Ok(());
+        };
+        let actual = crate::catalog::installed::sha256_file(&self.path)
+            .unwrap_or_else(|e| format!("<unreadable: {e}>"));
+        if &actual == expected {
+            Ok(())
+        } else {
+            Err(ExternalError::Tampered {
+                key: self.key.clone(),
+                path: self.path.clone(),
+                expected: expected.clone(),
+                actual,
+            })
+        }
     }
 
     /// Asks for the `metadata` and `flags` of `sub`.

@@ -5,7 +5,8 @@
 //! scaffolding subcommands go through
 //! [`scaffold`](scaffold()) (read PROJECT → resolve the plugin chain → load the Universe → run
 //! the plugins → validate → commit atomically, PROJECT included), `plugins list|describe` through
-//! the [`Registry`], `plugins new` through [`plugin_new`] and `completion` through `clap_complete`. Built-in plugins are listed in one
+//! the [`Registry`], `plugins new` through [`plugin_new`], `plugins search|install|remove|verify`
+//! through the [`catalog`] and `completion` through `clap_complete`. Built-in plugins are listed in one
 //! place, the [`builtin`] module; external plugins are executables found under
 //! `$MNI_PLUGINS_PATH` and spoken to as the [`external`] module describes (Kubebuilder's
 //! external-plugin protocol `v1alpha1`, plus mNi's `new service`, in a sandbox).
@@ -20,11 +21,13 @@
 //! (`load_universe`, `validate`, `plan`, atomic commit); it never writes a file itself.
 
 pub mod builtin;
+pub mod catalog;
 pub mod cli;
 pub mod external;
 pub mod plugin_new;
 mod registry;
 mod scaffold;
+pub mod user_config;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -62,6 +65,12 @@ pub enum Error {
     /// `plugins new` failed.
     #[error(transparent)]
     PluginNew(#[from] plugin_new::PluginNewError),
+    /// A catalog command failed.
+    #[error(transparent)]
+    Catalog(#[from] catalog::CatalogError),
+    /// The user config file is malformed.
+    #[error(transparent)]
+    UserConfig(#[from] user_config::UserConfigError),
     /// Printing failed.
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),
@@ -78,6 +87,8 @@ impl Error {
             Self::Usage(e) => u8::try_from(e.exit_code()).unwrap_or(2),
             Self::PluginFlags(PluginFlagsError::Unknown { .. }) => 2,
             Self::PluginNew(e) => e.exit_code(),
+            Self::Catalog(e) => e.exit_code(),
+            Self::UserConfig(_) => 2,
             _ => 1,
         }
     }
@@ -88,8 +99,13 @@ impl Error {
 pub struct Environment {
     /// Where external plugins live; `None` when no directory can be determined.
     pub plugins_dir: Option<PathBuf>,
-    /// The variables external plugins may inherit (only `PATH`, `HOME` and `LANG` are used).
+    /// The variables external plugins may inherit (`PATH`, `HOME` and `LANG`, plus those a
+    /// plugin is allowed by its install record or the user config).
     pub vars: Vec<(OsString, OsString)>,
+    /// The user config file ([`user_config`]); `None` when no directory can be determined.
+    pub config_file: Option<PathBuf>,
+    /// `$MNI_CATALOG`, the catalog when `--catalog` is not given.
+    pub catalog: Option<String>,
 }
 
 impl Environment {
@@ -99,7 +115,9 @@ impl Environment {
         Self::from_vars(std::env::vars_os())
     }
 
-    /// Reads `MNI_PLUGINS_PATH`, else `${XDG_CONFIG_HOME:-$HOME/.config}/mni/plugins`.
+    /// Reads `MNI_PLUGINS_PATH`, else `${XDG_CONFIG_HOME:-$HOME/.config}/mni/plugins`;
+    /// `MNI_SCAFFOLD_CONFIG`, else `${XDG_CONFIG_HOME:-$HOME/.config}/mni/scaffold.yaml`; and
+    /// `MNI_CATALOG`.
     #[must_use]
     pub fn from_vars(vars: impl IntoIterator<Item = (OsString, OsString)>) -> Self {
         let vars: Vec<(OsString, OsString)> = vars.into_iter().collect();
@@ -108,23 +126,67 @@ impl Environment {
                 .find(|(k, v)| k == name && !v.is_empty())
                 .map(|(_, v)| PathBuf::from(v))
         };
-        let plugins_dir = get("MNI_PLUGINS_PATH").or_else(|| {
-            get("XDG_CONFIG_HOME")
-                .or_else(|| get("HOME").map(|h| h.join(".config")))
-                .map(|c| c.join("mni").join("plugins"))
-        });
-        Self { plugins_dir, vars }
+        let config_dir = get("XDG_CONFIG_HOME")
+            .or_else(|| get("HOME").map(|h| h.join(".config")))
+            .map(|c| c.join("mni"));
+        let plugins_dir =
+            get("MNI_PLUGINS_PATH").or_else(|| config_dir.as_ref().map(|c| c.join("plugins")));
+        let config_file = get("MNI_SCAFFOLD_CONFIG")
+            .or_else(|| config_dir.as_ref().map(|c| c.join("scaffold.yaml")));
+        let catalog = get("MNI_CATALOG").map(|c| c.to_string_lossy().into_owned());
+        Self {
+            plugins_dir,
+            vars,
+            config_file,
+            catalog,
+        }
     }
 }
 
-fn runner(env: &Environment, timeout_secs: u64) -> Runner {
-    Runner::new(
+impl Environment {
+    /// The user config ([`user_config`]); the default when there is no file.
+    pub fn user_config(&self) -> Result<user_config::UserConfig, Error> {
+        Ok(match &self.config_file {
+            Some(path) => user_config::UserConfig::load(path)?,
+            None => user_config::UserConfig::default(),
+        })
+    }
+}
+
+fn runner(env: &Environment, timeout_secs: u64) -> Result<Runner, Error> {
+    Ok(Runner::new(
         env.vars.iter().cloned(),
         Limits {
             timeout: Duration::from_secs(timeout_secs),
             max_output: MAX_RESPONSE,
         },
     )
+    .with_allowed(env.user_config()?.allowed_env()))
+}
+
+/// The catalog to use: `--catalog`, else `$MNI_CATALOG`, else the user config's.
+fn open_catalog(arg: &cli::CatalogArg, env: &Environment) -> Result<catalog::Catalog, Error> {
+    let location = match (&arg.location, &env.catalog) {
+        (Some(l), _) | (None, Some(l)) => l.clone(),
+        (None, None) => {
+            env.user_config()?
+                .catalog
+                .ok_or_else(|| catalog::CatalogError::NoCatalog {
+                    config: env
+                        .config_file
+                        .as_ref()
+                        .map_or_else(|| "the user config".to_owned(), |p| p.display().to_string()),
+                })?
+        }
+    };
+    Ok(catalog::Catalog::open(&location)?)
+}
+
+fn plugins_dir(env: &Environment) -> Result<&Path, Error> {
+    Ok(env
+        .plugins_dir
+        .as_deref()
+        .ok_or(catalog::CatalogError::NoPluginsDir)?)
 }
 
 /// Parses a command line (program name first) with the fixed flags of [`Cli`] plus every flag
@@ -181,7 +243,7 @@ fn declared_flags(
     let runner = runner(
         env,
         scan.plugin_timeout.unwrap_or(cli::DEFAULT_PLUGIN_TIMEOUT),
-    );
+    )?;
     let cwd = if root.is_dir() { &root } else { Path::new(".") };
     let mut declared = Vec::with_capacity(chain.len());
     for key in chain {
@@ -207,7 +269,7 @@ pub fn run(
     err: &mut dyn Write,
 ) -> Result<(), Error> {
     let registry = Registry::discover(env.plugins_dir.as_deref());
-    let runner = runner(env, cli.global.plugin_timeout);
+    let runner = runner(env, cli.global.plugin_timeout)?;
     let request = match cli.command {
         Command::Init(args) => Request::Init(args),
         Command::New(NewCommand::Service(args)) => Request::NewService(args),
@@ -218,6 +280,42 @@ pub fn run(
                 writeln!(err, "warning: {warning}")?;
             }
             out.write_all(registry.list().as_bytes())?;
+            let installed = catalog::installed_table(registry.externals());
+            if !installed.is_empty() {
+                writeln!(out, "\nInstalled from a catalog:")?;
+                out.write_all(installed.as_bytes())?;
+            }
+            return Ok(());
+        }
+        Command::Plugins(PluginsCommand::Search { term, catalog }) => {
+            let catalog = open_catalog(&catalog, env)?;
+            out.write_all(catalog.search(term.as_deref()).as_bytes())?;
+            return Ok(());
+        }
+        Command::Plugins(PluginsCommand::Install { key, catalog }) => {
+            let catalog = open_catalog(&catalog, env)?;
+            let dir = plugins_dir(env)?;
+            let record = catalog.install(&key, dir, cli.global.force)?;
+            writeln!(
+                out,
+                "installed {} from {}\n  sha256 {}\n  source {}",
+                record.key, record.url, record.sha256, record.source
+            )?;
+            if !record.env.is_empty() {
+                writeln!(out, "  env    {}", record.env.join(", "))?;
+            }
+            return Ok(());
+        }
+        Command::Plugins(PluginsCommand::Remove { key }) => {
+            let removed = catalog::remove(plugins_dir(env)?, &key)?;
+            writeln!(out, "removed {removed}")?;
+            return Ok(());
+        }
+        Command::Plugins(PluginsCommand::Verify { key }) => {
+            let dir = plugins_dir(env)?;
+            let (text, result) = catalog::verify(dir, key.as_deref());
+            out.write_all(text.as_bytes())?;
+            result?;
             return Ok(());
         }
         Command::Plugins(PluginsCommand::Describe { key }) => {

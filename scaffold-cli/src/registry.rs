@@ -110,6 +110,12 @@ impl Registry {
         }
     }
 
+    /// The external plugins (those a built-in shadows left out).
+    #[must_use]
+    pub fn externals(&self) -> &[ExternalPlugin] {
+        &self.externals
+    }
+
     /// Problems found while discovering external plugins.
     #[must_use]
     pub fn warnings(&self) -> &[String] {
@@ -217,6 +223,9 @@ impl Registry {
             }
             Some(PluginRef::External(e)) => {
                 let _ = writeln!(out, "{key} (external: {})", e.path.display());
+                if let (Some(sha), Some(source)) = (&e.sha256, &e.source) {
+                    let _ = writeln!(out, "  installed from a catalog: {source}, sha256 {sha}");
+                }
                 for sub in Subcommand::ALL {
                     let (metadata, flags) = e.describe(runner, cwd, sub)?;
                     if metadata != SubcommandMetadata::default() || !flags.is_empty() {

@@ -5,6 +5,7 @@
 
 mod bad_input;
 mod book;
+mod catalog;
 mod external;
 mod flags;
 mod plugins_new;
