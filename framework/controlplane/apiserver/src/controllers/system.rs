@@ -1,8 +1,11 @@
 //! The objects kube-apiserver keeps about itself, created at start-up when missing: one local
 //! `APIService` per group version it serves (as the aggregator's `autoregister` controller
 //! makes them, labelled `kube-aggregator.kubernetes.io/automanaged: onstart`, `Available`
-//! with reason `Local`), and API Priority and Fairness' mandatory `exempt` and `catch-all`
-//! FlowSchemas and PriorityLevelConfigurations.
+//! with reason `Local`), API Priority and Fairness' mandatory `exempt` and `catch-all`
+//! FlowSchemas and PriorityLevelConfigurations, and the `default/kubernetes` Service (the
+//! service range's first address, port 443 named `https`) with the Endpoints and EndpointSlice
+//! that point at the server, rewritten when the server's address changes, as kube-apiserver's
+//! endpoint reconciler keeps them.
 
 use serde_json::{Value, json};
 
@@ -124,8 +127,101 @@ fn flow_control() -> Vec<(&'static str, Value)> {
     ]
 }
 
-/// Creates `obj` (cluster-scoped, in `group/version/plural`) unless it exists, then sets its
-/// status to `status` when given.
+/// The `kubernetes` Service's address: the first of the service range (10.96.0.0/12), which
+/// the cluster-IP allocator never hands out.
+const KUBERNETES_SERVICE_IP: &str = "10.96.0.1";
+
+/// The `default/kubernetes` Service and the Endpoints and EndpointSlice behind it, pointing at
+/// `address` (`IP:PORT`, an unspecified IP read as loopback).
+fn kubernetes_service(address: &str) -> Option<[(&'static str, &'static str, Value); 3]> {
+    let addr: std::net::SocketAddr = address.parse().ok()?;
+    let ip = if addr.ip().is_unspecified() {
+        std::net::IpAddr::from([127, 0, 0, 1])
+    } else {
+        addr.ip()
+    };
+    let (ip, port) = (ip.to_string(), addr.port());
+    let family = if addr.is_ipv4() { "IPv4" } else { "IPv6" };
+    let labels = json!({"component": "apiserver", "provider": "kubernetes"});
+    let meta = |extra: Value| {
+        let mut meta = json!({"name": "kubernetes", "namespace": "default", "labels": labels});
+        if let (Some(m), Some(e)) = (meta["labels"].as_object_mut(), extra.as_object()) {
+            m.extend(e.clone());
+        }
+        meta
+    };
+    Some([
+        (
+            "",
+            "services",
+            json!({"apiVersion": "v1", "kind": "Service", "metadata": meta(json!({})),
+                "spec": {"type": "ClusterIP", "clusterIP": KUBERNETES_SERVICE_IP,
+                    "sessionAffinity": "None",
+                    "ports": [{"name": "https", "protocol": "TCP", "port": 443, "targetPort": port}]}}),
+        ),
+        (
+            "",
+            "endpoints",
+            json!({"apiVersion": "v1", "kind": "Endpoints",
+                "metadata": meta(json!({"endpointslice.kubernetes.io/skip-mirror": "true"})),
+                "subsets": [{"addresses": [{"ip": ip}],
+                    "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}]}),
+        ),
+        (
+            "discovery.k8s.io",
+            "endpointslices",
+            json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+                "metadata": meta(json!({"kubernetes.io/service-name": "kubernetes"})),
+                "addressType": family,
+                "endpoints": [{"addresses": [ip], "conditions": {"ready": true}}],
+                "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}),
+        ),
+    ])
+}
+
+/// Creates the `kubernetes` Service, Endpoints and EndpointSlice, or rewrites the last two when
+/// they point elsewhere (the server restarted on another port).
+async fn ensure_kubernetes_service(state: &State) -> ApiResult<()> {
+    let Some(objects) = kubernetes_service(&state.address()) else {
+        return Ok(());
+    };
+    for (group, plural, obj) in objects {
+        let Some(info) = state.registry().get(group, "v1", plural) else {
+            continue;
+        };
+        let Some(current) = state.stored(&info.key(Some("default"), "kubernetes")) else {
+            ensure(state, (group, "v1", plural), obj, None).await?;
+            continue;
+        };
+        let current = object::from_stored(&current)?;
+        let fields = ["subsets", "endpoints", "ports"];
+        if plural == "services" || fields.iter().all(|f| current.get(*f) == obj.get(*f)) {
+            continue;
+        }
+        let target = Target {
+            info,
+            namespace: Some("default".into()),
+            name: Some("kubernetes".into()),
+            subresource: None,
+        };
+        let opts = WriteOptions::internal("kube-apiserver");
+        state
+            .update(&target, &opts, false, |cur| {
+                let mut next = cur.clone();
+                for f in fields {
+                    if let Some(v) = obj.get(f) {
+                        next[f] = v.clone();
+                    }
+                }
+                Ok(next)
+            })
+            .await?;
+    }
+    Ok(())
+}
+
+/// Creates `obj` (in `group/version/plural`, in its `metadata.namespace` if any) unless it
+/// exists, then sets its status to `status` when given.
 async fn ensure(
     state: &State,
     (group, version, plural): (&str, &str, &str),
@@ -136,13 +232,17 @@ async fn ensure(
         return Ok(());
     };
     let name = object::name(&obj).to_string();
-    if state.stored(&info.key(None, &name)).is_some() {
+    let namespace = obj["metadata"]["namespace"].as_str().map(str::to_string);
+    if state
+        .stored(&info.key(namespace.as_deref(), &name))
+        .is_some()
+    {
         return Ok(());
     }
     let opts = WriteOptions::internal("kube-apiserver");
     let target = Target {
         info: info.clone(),
-        namespace: None,
+        namespace: namespace.clone(),
         name: None,
         subresource: None,
     };
@@ -154,7 +254,7 @@ async fn ensure(
     if let Some(status) = status {
         let target = Target {
             info,
-            namespace: None,
+            namespace,
             name: Some(name),
             subresource: Some("status".into()),
         };
@@ -197,7 +297,7 @@ pub(super) async fn bootstrap(state: &State) -> ApiResult<()> {
         )
         .await?;
     }
-    Ok(())
+    ensure_kubernetes_service(state).await
 }
 
 #[cfg(test)]
@@ -212,5 +312,28 @@ mod tests {
         let crd = api_service("stable.example.com", "v1");
         assert_eq!(crd["metadata"]["name"], "v1.stable.example.com");
         assert_eq!(crd["spec"]["versionPriority"], 100);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kubernetes_service_points_at_the_servers_address() {
+        let [(_, _, svc), (_, _, endpoints), (_, _, slice)] =
+            kubernetes_service("0.0.0.0:6443").expect("an address");
+        assert_eq!(svc["spec"]["clusterIP"], KUBERNETES_SERVICE_IP);
+        assert_eq!(svc["spec"]["ports"][0]["targetPort"], 6443);
+        assert_eq!(endpoints["subsets"][0]["addresses"][0]["ip"], "127.0.0.1");
+        assert_eq!(slice["addressType"], "IPv4");
+        assert_eq!(
+            slice["metadata"]["labels"]["kubernetes.io/service-name"],
+            "kubernetes"
+        );
+        let [_, _, (_, _, v6)] = kubernetes_service("[::1]:7000").expect("an address");
+        assert_eq!(v6["addressType"], "IPv6");
+        assert_eq!(v6["endpoints"][0]["addresses"][0], "::1");
+        assert!(kubernetes_service("not an address").is_none());
     }
 }
