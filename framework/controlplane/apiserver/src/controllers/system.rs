@@ -313,11 +313,6 @@ mod tests {
         assert_eq!(crd["metadata"]["name"], "v1.stable.example.com");
         assert_eq!(crd["spec"]["versionPriority"], 100);
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
 
     #[test]
     fn the_kubernetes_service_points_at_the_servers_address() {
