@@ -42,15 +42,8 @@ pub(crate) const VARIABLES: &[&str] = &[
     "variables",
 ];
 
-/// The variables `matchConditions` may use (not `variables`, as upstream).
-const CONDITION_VARIABLES: &[&str] = &[
-    "object",
-    "oldObject",
-    "request",
-    "params",
-    "namespaceObject",
-    "authorizer",
-];
+/// The variables `matchConditions` may use: all but `variables` (the last), as upstream.
+const CONDITION_VARIABLES: &[&str] = VARIABLES.split_at(VARIABLES.len() - 1).0;
 
 /// A compiled expression, or the compile error the failure policy decides on.
 type Compiled = Result<Arc<mni_cel::Program>, String>;
