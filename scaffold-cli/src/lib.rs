@@ -106,6 +106,10 @@ pub struct Environment {
     pub config_file: Option<PathBuf>,
     /// `$MNI_CATALOG`, the catalog when `--catalog` is not given.
     pub catalog: Option<String>,
+    /// `$MNI_REPLACE_BUILTINS` (comma-separated plugin keys): the built-in plugins an installed
+    /// plugin of the same key replaces, e.g. a reference plugin built and installed from a
+    /// catalog, or a fork of one. Keys that do not parse are ignored.
+    pub replace_builtins: Vec<PluginKey>,
 }
 
 impl Environment {
@@ -116,8 +120,8 @@ impl Environment {
     }
 
     /// Reads `MNI_PLUGINS_PATH`, else `${XDG_CONFIG_HOME:-$HOME/.config}/mni/plugins`;
-    /// `MNI_SCAFFOLD_CONFIG`, else `${XDG_CONFIG_HOME:-$HOME/.config}/mni/scaffold.yaml`; and
-    /// `MNI_CATALOG`.
+    /// `MNI_SCAFFOLD_CONFIG`, else `${XDG_CONFIG_HOME:-$HOME/.config}/mni/scaffold.yaml`;
+    /// `MNI_CATALOG`; and `MNI_REPLACE_BUILTINS`.
     #[must_use]
     pub fn from_vars(vars: impl IntoIterator<Item = (OsString, OsString)>) -> Self {
         let vars: Vec<(OsString, OsString)> = vars.into_iter().collect();
@@ -134,11 +138,20 @@ impl Environment {
         let config_file = get("MNI_SCAFFOLD_CONFIG")
             .or_else(|| config_dir.as_ref().map(|c| c.join("scaffold.yaml")));
         let catalog = get("MNI_CATALOG").map(|c| c.to_string_lossy().into_owned());
+        let replace_builtins = get("MNI_REPLACE_BUILTINS")
+            .map(|v| {
+                v.to_string_lossy()
+                    .split(',')
+                    .filter_map(|k| k.trim().parse().ok())
+                    .collect()
+            })
+            .unwrap_or_default();
         Self {
             plugins_dir,
             vars,
             config_file,
             catalog,
+            replace_builtins,
         }
     }
 }
@@ -236,7 +249,7 @@ fn declared_flags(
     sub: mni_plugin::Subcommand,
     env: &Environment,
 ) -> Result<Vec<(PluginKey, Vec<FlagSpec>)>, Error> {
-    let registry = Registry::discover(env.plugins_dir.as_deref());
+    let registry = Registry::discover(env.plugins_dir.as_deref(), &env.replace_builtins);
     let root = scaffold::project_root(scan.dir.as_deref())?;
     let (_, config) = scaffold::read_project(&root)?;
     let chain = scaffold::resolve_chain(&registry, &config, scan.plugins.as_deref())?;
@@ -268,7 +281,7 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), Error> {
-    let registry = Registry::discover(env.plugins_dir.as_deref());
+    let registry = Registry::discover(env.plugins_dir.as_deref(), &env.replace_builtins);
     let runner = runner(env, cli.global.plugin_timeout)?;
     let request = match cli.command {
         Command::Init(args) => Request::Init(args),

@@ -59,7 +59,8 @@ impl PluginRef<'_> {
 }
 
 /// Built-in and external plugins under one lookup; a built-in shadows an external plugin with
-/// the same key.
+/// the same key, unless the key is one the user asked installed plugins to replace
+/// (`MNI_REPLACE_BUILTINS`): then the external plugin takes the built-in's place.
 pub struct Registry {
     builtins: Vec<Box<dyn Plugin>>,
     externals: Vec<ExternalPlugin>,
@@ -75,11 +76,16 @@ impl std::fmt::Debug for Registry {
 }
 
 impl Registry {
-    /// The built-ins plus the external plugins under `plugins_dir` (if any).
+    /// The built-ins plus the external plugins under `plugins_dir` (if any); an installed
+    /// plugin whose key is in `replace` is run instead of the built-in of that key.
     #[must_use]
-    pub fn discover(plugins_dir: Option<&Path>) -> Self {
+    pub fn discover(plugins_dir: Option<&Path>, replace: &[PluginKey]) -> Self {
         let (externals, warnings) = plugins_dir.map(external::discover).unwrap_or_default();
-        Self::new(builtin::builtins(), externals, warnings)
+        let builtins = builtin::builtins()
+            .into_iter()
+            .filter(|b| !(replace.contains(b.key()) && externals.iter().any(|e| &e.key == b.key())))
+            .collect();
+        Self::new(builtins, externals, warnings)
     }
 
     /// A registry over the given plugins.
@@ -275,7 +281,7 @@ mod tests {
 
     #[test]
     fn lists_and_describes_built_ins() {
-        let registry = Registry::discover(None);
+        let registry = Registry::discover(None, &[]);
         let list = registry.list();
         assert!(
             list.lines().nth(1).is_some_and(|l| l.starts_with(
@@ -303,5 +309,37 @@ mod tests {
             err.to_string().contains("no plugin matches \"nope\""),
             "{err}"
         );
+    }
+
+    #[test]
+    fn an_installed_plugin_replaces_a_built_in_only_when_asked() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let version = dir.path().join("vpc.mni.dev/v1");
+        std::fs::create_dir_all(&version).unwrap();
+        let bin = version.join("vpc.mni.dev");
+        std::fs::write(&bin, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let vpc: PluginKey = "vpc.mni.dev/v1".parse().unwrap();
+        let vm: PluginKey = "vm.mni.dev/v1".parse().unwrap();
+
+        let shadowed = Registry::discover(Some(dir.path()), &[]);
+        assert!(shadowed.externals().is_empty());
+        assert!(
+            shadowed
+                .warnings()
+                .iter()
+                .any(|w| w.contains("vpc.mni.dev/v1 is built in")),
+            "{:?}",
+            shadowed.warnings()
+        );
+
+        let replaced = Registry::discover(Some(dir.path()), &[vpc.clone(), vm.clone()]);
+        assert_eq!(replaced.externals().len(), 1);
+        assert_eq!(replaced.externals()[0].key, vpc);
+        assert!(replaced.warnings().is_empty(), "{:?}", replaced.warnings());
+        // Asked to replace a built-in no installed plugin has: the built-in stays.
+        assert!(replaced.keys().contains(&vm));
+        assert_eq!(replaced.keys().iter().filter(|k| **k == vpc).count(), 1);
     }
 }

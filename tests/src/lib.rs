@@ -329,19 +329,46 @@ pub fn generate(golden: &Golden, dir: &Path) -> Result<(), GoldenError> {
 pub fn generate_with(
     golden: &Golden,
     dir: &Path,
+    after_step: impl FnMut(&[&str]),
+) -> Result<(), GoldenError> {
+    let plugins = sample_plugins_dir()?;
+    run_commands(golden, dir, plugins.path(), &[], after_step)
+}
+
+/// Runs `golden`'s commands in `dir` (created if missing) with the external plugins installed
+/// under `plugins_dir` and `vars` set besides `PATH`, `HOME` and `LANG` (e.g.
+/// `MNI_REPLACE_BUILTINS`).
+pub fn generate_with_plugins(
+    golden: &Golden,
+    dir: &Path,
+    plugins_dir: &Path,
+    vars: &[(&str, &str)],
+) -> Result<(), GoldenError> {
+    run_commands(golden, dir, plugins_dir, vars, |_| {})
+}
+
+fn run_commands(
+    golden: &Golden,
+    dir: &Path,
+    plugins_dir: &Path,
+    extra: &[(&str, &str)],
     mut after_step: impl FnMut(&[&str]),
 ) -> Result<(), GoldenError> {
     std::fs::create_dir_all(dir).map_err(|source| GoldenError::Io {
         path: dir.to_path_buf(),
         source,
     })?;
-    let plugins = sample_plugins_dir()?;
     let vars: Vec<(OsString, OsString)> = std::env::vars_os()
         .filter(|(k, _)| k == "PATH" || k == "HOME" || k == "LANG")
         .chain([(
             OsString::from("MNI_PLUGINS_PATH"),
-            plugins.path().as_os_str().to_owned(),
+            plugins_dir.as_os_str().to_owned(),
         )])
+        .chain(
+            extra
+                .iter()
+                .map(|(k, v)| (OsString::from(k), OsString::from(v))),
+        )
         .collect();
     let env = mni_scaffold::Environment::from_vars(vars);
     for command in golden.commands {

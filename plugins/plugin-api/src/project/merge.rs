@@ -4,7 +4,8 @@
 //! The typed model serialises to a YAML value holding only known fields. [`merge`] walks that
 //! value alongside the original document, guided by a [`Shape`] that lists which keys the model
 //! owns: owned keys take the new value (or disappear when the model dropped them), other keys are
-//! copied from the original, and keys new to the document are appended. List elements are paired
+//! copied from the original, and keys new to the document are inserted before the first owned
+//! key the model lists after them (appended when there is none). List elements are paired
 //! by identity (e.g. a resource's group/version/kind), never by position.
 
 use serde_yaml::{Mapping, Value};
@@ -66,12 +67,29 @@ pub(crate) fn merge(shape: &Shape, original: &Value, updated: Value) -> Value {
     match (shape, original, updated) {
         (Shape::Struct(fields), Value::Mapping(orig), Value::Mapping(mut upd)) => {
             let mut out = Mapping::new();
+            let position = |key: &Value| {
+                key.as_str()
+                    .and_then(|k| fields.iter().position(|(name, _)| *name == k))
+            };
             for (key, old) in orig {
-                let owned = key
-                    .as_str()
-                    .and_then(|k| fields.iter().find(|(name, _)| *name == k));
-                match owned {
-                    Some((_, sub)) => {
+                match position(key) {
+                    Some(at) => {
+                        // Owned keys new to the document go before the first owned key the
+                        // model lists after them, so a new document reads in the model's order
+                        // whichever keys it started with.
+                        let earlier: Vec<Value> = upd
+                            .keys()
+                            .filter(|k| {
+                                !orig.contains_key(*k) && position(k).is_some_and(|p| p < at)
+                            })
+                            .cloned()
+                            .collect();
+                        for k in earlier {
+                            if let Some(v) = upd.shift_remove(&k) {
+                                out.insert(k, v);
+                            }
+                        }
+                        let sub = &fields[at].1;
                         if let Some(new) = upd.shift_remove(key) {
                             out.insert(key.clone(), merge(sub, old, new));
                         }
@@ -114,6 +132,20 @@ mod tests {
         let updated: Value = serde_yaml::from_str(updated).unwrap();
         let got = serde_yaml::to_string(&merge(&PROJECT, &original, updated)).unwrap();
         assert_eq!(got, expected);
+    }
+
+    #[test]
+    fn new_owned_keys_take_the_models_order() {
+        check(
+            "version: '3'\n",
+            "domain: a\nlayout:\n- x.io/v1\nversion: '3'\n",
+            "domain: a\nlayout:\n- x.io/v1\nversion: '3'\n",
+        );
+        check(
+            "x: 1\ndomain: a\nversion: '3'\n",
+            "domain: a\nresources:\n- kind: K\nversion: '3'\n",
+            "x: 1\ndomain: a\nresources:\n- kind: K\nversion: '3'\n",
+        );
     }
 
     #[test]
