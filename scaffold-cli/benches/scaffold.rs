@@ -11,6 +11,11 @@
 //! `--make=false`: neither tool downloads or builds anything), timed as a process each, when a
 //! `kubebuilder` binary is on PATH or named by `MNI_BENCH_KUBEBUILDER`.
 //!
+//! The cost of the external-plugin door: `new service` with `vpc.mni.dev/v1` built in, against
+//! the same plugin built as an external binary (`mni-plugin-vpc`, release profile, built by the
+//! bench with cargo), installed and run instead of the built-in (`MNI_REPLACE_BUILTINS`) — a
+//! process, the JSON protocol and the sandbox's checks per call; the built-in is the anchor.
+//!
 //! `cargo bench -p mni-scaffold`; `MNI_BENCH_ITERS` sets the iteration count (default 30;
 //! `-- --smoke`: 2).
 
@@ -247,6 +252,7 @@ fn run_all(mode: Mode, report: &mut Report) -> anyhow::Result<()> {
             )?);
         }
     }
+    external_vpc(&tmp.path().join("vpc"), iters, mode, report)?;
     let kb_ms = median_ms(kb_times);
     for (name, step) in &mut steps {
         report.figure(
@@ -264,5 +270,86 @@ fn run_all(mode: Mode, report: &mut Report) -> anyhow::Result<()> {
             Better::Lower,
         )
         .anchor("Kubebuilder v4.16 (no deps, no make)", kb_ms);
+    Ok(())
+}
+
+/// Builds `mni-plugin-vpc` (release; in a smoke run the dev profile the tests built) and installs
+/// it under `plugins` as `vpc.mni.dev/v1`.
+fn install_vpc_plugin(plugins: &Path, mode: Mode) -> anyhow::Result<()> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+    let out = Command::new(cargo)
+        .args([
+            "build",
+            "-q",
+            "-p",
+            "mni-plugin-vpc",
+            "--bin",
+            "mni-plugin-vpc",
+        ])
+        .args(mode.pick(&["--release"][..], &[]))
+        .arg("--manifest-path")
+        .arg(&manifest)
+        .arg("--message-format=json")
+        .output()?;
+    if !out.status.success() {
+        anyhow::bail!(
+            "cargo build mni-plugin-vpc: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // The executable's path, from cargo's own report (wherever the target directory is).
+    let built = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .next_back()
+        .ok_or_else(|| anyhow::anyhow!("cargo reported no mni-plugin-vpc executable"))?;
+    let dir = plugins.join("vpc.mni.dev/v1");
+    fs::create_dir_all(&dir)?;
+    fs::copy(&built, dir.join("vpc.mni.dev"))?;
+    Ok(())
+}
+
+/// `new service` through `vpc.mni.dev/v1` built in and installed, interleaved per iteration.
+fn external_vpc(root: &Path, iters: u32, mode: Mode, report: &mut Report) -> anyhow::Result<()> {
+    let plugins = root.join("plugins");
+    install_vpc_plugin(&plugins, mode)?;
+    let mut builtin = Environment::from_process();
+    builtin.plugins_dir = Some(plugins.clone());
+    let mut external = Environment::from_process();
+    external.plugins_dir = Some(plugins);
+    external.replace_builtins = vec!["vpc.mni.dev/v1".parse()?];
+    let init = [
+        "--plugins",
+        "vpc/v1",
+        "init",
+        "--domain",
+        "mni.dev",
+        "--project-name",
+        "net",
+    ];
+    let new = ["--plugins", "vpc/v1", "new", "service", "network"];
+    let (mut b, mut e) = (Step::default(), Step::default());
+    for i in 0..iters {
+        for (env, step, name) in [(&builtin, &mut b, "b"), (&external, &mut e, "e")] {
+            let dir = root.join(format!("{name}-{i}"));
+            run(&dir, env, &init)?;
+            let start = Instant::now();
+            let files = run(&dir, env, &new)?;
+            step.record(start, files);
+        }
+    }
+    if b.files != e.files {
+        anyhow::bail!("built-in wrote {} files, installed {}", b.files, e.files);
+    }
+    report
+        .figure(
+            format!("new service with vpc.mni.dev/v1 installed from a catalog build, median of {iters} ({} files)", e.files),
+            "ms",
+            e.median_ms(),
+            Better::Lower,
+        )
+        .anchor("the same plugin built in", b.median_ms());
     Ok(())
 }
