@@ -28,17 +28,43 @@ case "$site" in
   /*) ;;
   *) site="$PWD/$site" ;;
 esac
-# The public crates: the operator runtime (framework/runtime/*), the plugin contract and the SDK.
+# The public crates: the operator runtime (framework/runtime/*, with mni-redfish, whose test
+# harness mni-testkit re-exports), the plugin contract and the plugin SDK.
 packages=()
-for crate in mni-operator mni-core mni-web mni-testkit mni-plugin mni-plugin-sdk; do
+for crate in mni-operator mni-core mni-web mni-testkit mni-redfish mni-plugin mni-plugin-sdk; do
   packages+=(-p "$crate")
 done
-cargo doc --no-deps --quiet "${packages[@]}" >&2
+# Links to the crates.io dependencies (kube, tracing, …, and their docs shown on these pages)
+# go to docs.rs, at the locked versions; --no-deps leaves them unresolved otherwise.
+extern_urls="$(cargo metadata --format-version 1 --locked | python3 -c '
+import json, sys
+meta = json.load(sys.stdin)
+for package in meta["packages"]:
+    if package.get("source") is None:
+        continue
+    for target in package["targets"]:
+        if "lib" in target["kind"] or "proc-macro" in target["kind"]:
+            name = target["name"].replace("-", "_")
+            print("--extern-html-root-url=%s=https://docs.rs/%s/%s/" % (name, package["name"], package["version"]))
+')"
+RUSTDOCFLAGS="${RUSTDOCFLAGS:-} $(echo $extern_urls)" cargo doc --no-deps --quiet "${packages[@]}" >&2
 rm -rf "$site"
 "$mdbook" build book --dest-dir "$site" >&2
 # The whole doc directory: rustdoc links between the crates it documented there, and to its
 # shared files (static.files/, src/, search index) next to them.
 cp -R "$target/doc" "$site/api"
+# rustdoc makes no index page for several crates, yet its help and settings pages link to one.
+{
+  echo '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>API reference</title></head><body>'
+  echo '<h1>API reference</h1><ul>'
+  for dir in "$site"/api/*/; do
+    crate="$(basename "$dir")"
+    if [ -f "$dir/index.html" ] && [ "$crate" != src ]; then
+      echo "<li><a href=\"$crate/index.html\">$crate</a></li>"
+    fi
+  done
+  echo '</ul><p><a href="../api.html">Back to the developer portal</a></p></body></html>'
+} > "$site/api/index.html"
 echo "$site"
 if [ "$command" = serve ]; then
   port="${PORT:-3000}"

@@ -103,9 +103,7 @@ pub fn broken_links(site: &Path) -> Result<LinkReport, PortalError> {
                 resolve(&base, &percent_decode(path))
             };
             let Some(mut target) = target else {
-                report
-                    .broken
-                    .push(broken("leaves the site".to_owned()));
+                report.broken.push(broken("leaves the site".to_owned()));
                 continue;
             };
             if site.join(&target).is_dir() {
@@ -154,7 +152,10 @@ fn base_dir(html: &str, page: &Path) -> PathBuf {
     let Some(start) = html.find("<base ") else {
         return own;
     };
-    let tag = &html[start..html[start..].find('>').map_or(html.len(), |end| start + end)];
+    let tag = &html[start
+        ..html[start..]
+            .find('>')
+            .map_or(html.len(), |end| start + end)];
     match attribute_values(tag, &["href"]).next() {
         Some(href) if href.starts_with('/') => {
             PathBuf::from(href.trim_start_matches('/').trim_end_matches('/'))
@@ -164,14 +165,17 @@ fn base_dir(html: &str, page: &Path) -> PathBuf {
     }
 }
 
-/// Whether `link` leaves the site: it has a scheme (`https:`, `mailto:`, `data:`, …) or is
-/// protocol-relative.
+/// The URL schemes a link may leave the site with; any other "scheme" is a mistake, such as an
+/// intra-doc link rustdoc could not resolve (`crate::Client`), and is checked as a path.
+const SCHEMES: &[&str] = &["http", "https", "mailto", "data", "javascript", "ftp"];
+
+/// Whether `link` leaves the site: it has one of the [`SCHEMES`] or is protocol-relative.
 fn is_external(link: &str) -> bool {
     if link.starts_with("//") {
         return true;
     }
-    let before_path = link.split(['/', '?', '#']).next().unwrap_or("");
-    before_path.contains(':')
+    link.split_once(':')
+        .is_some_and(|(scheme, _)| SCHEMES.contains(&scheme.to_ascii_lowercase().as_str()))
 }
 
 /// `link` resolved against `dir`, both relative to the site; `None` when it climbs out of it.
@@ -201,10 +205,7 @@ fn resolve(dir: &Path, link: &str) -> Option<PathBuf> {
 }
 
 /// The values of the attributes `names` in `html`, in order, with `&amp;` and friends decoded.
-fn attribute_values<'a>(
-    html: &'a str,
-    names: &'a [&'a str],
-) -> impl Iterator<Item = String> + 'a {
+fn attribute_values<'a>(html: &'a str, names: &'a [&'a str]) -> impl Iterator<Item = String> + 'a {
     let bytes = html.as_bytes();
     (0..bytes.len()).filter_map(move |i| {
         if i == 0 || !bytes[i - 1].is_ascii_whitespace() {
@@ -279,7 +280,8 @@ mod tests {
                 <a href="a/b.html#nowhere">no id</a> <a href="../out.html">out</a>
                 <img src="img/x%20y.png"> <a href="https://example.com/">ext</a>
                 <a href="#top">self</a> <div id="top"></div> <a href="a/">dir</a>
-                <a href='mailto:x@example.com'>mail</a> <a href="/api/c/index.html#10-20">api</a>"##,
+                <a href='mailto:x@example.com'>mail</a> <a href="/api/c/index.html#10-20">api</a>
+                <a href="kube::Client">unresolved</a>"##,
             ),
             ("a/b.html", r#"<h2 id="there">x</h2>"#),
             ("a/index.html", ""),
@@ -290,12 +292,17 @@ mod tests {
         let broken: Vec<String> = report.broken.iter().map(|b| b.link.clone()).collect();
         assert_eq!(
             broken,
-            ["../out.html", "a/b.html#nowhere", "missing.html"],
+            [
+                "../out.html",
+                "a/b.html#nowhere",
+                "kube::Client",
+                "missing.html"
+            ],
             "{:?}",
             report.broken
         );
         assert_eq!(report.pages, 4);
-        assert_eq!(report.links, 8);
+        assert_eq!(report.links, 9);
     }
 
     #[test]

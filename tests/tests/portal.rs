@@ -42,7 +42,11 @@ fn build_site(name: &str) -> PathBuf {
         .env("CARGO_TARGET_DIR", &target)
         .env("MNI_BOOK_DIR", &site);
     let printed = run_ok(command, BUILD);
-    assert_eq!(printed.trim(), site.display().to_string(), "book.sh prints the site");
+    assert_eq!(
+        printed.trim(),
+        site.display().to_string(),
+        "book.sh prints the site"
+    );
     site
 }
 
@@ -65,7 +69,10 @@ fn every_internal_link_of_the_portal_resolves() {
     }
     // The catalog's table is generated: every plugin crate of the repository is in it.
     let catalog = std::fs::read_to_string(site.join("plugin-catalog.html")).expect("catalog");
-    assert!(!catalog.contains("{{#plugin-catalog}}"), "the marker was replaced");
+    assert!(
+        !catalog.contains("{{#plugin-catalog}}"),
+        "the marker was replaced"
+    );
     for key in [
         "rust.mni.dev/v1",
         "kustomize.mni.dev/v1",
@@ -112,9 +119,8 @@ fn search_for_plugin_and_follow_a_tutorial_in_chromium() {
     // The search icon loads the search index and shows the search bar.
     page.click("#mdbook-search-toggle");
     eventually("the search bar to show", SHOW, || {
-        let shown = page.eval(
-            "!document.getElementById('mdbook-search-wrapper').classList.contains('hidden')",
-        );
+        let shown = page
+            .eval("!document.getElementById('mdbook-search-wrapper').classList.contains('hidden')");
         if shown == json!(true) {
             Ok(())
         } else {
@@ -142,9 +148,9 @@ fn search_for_plugin_and_follow_a_tutorial_in_chromium() {
     });
     println!("{} results, first: {}", results.len(), results[0]);
     assert!(
-        results
-            .iter()
-            .any(|href| href.as_str().is_some_and(|h| h.starts_with("writing-plugins.html"))),
+        results.iter().any(|href| href
+            .as_str()
+            .is_some_and(|h| h.starts_with("writing-plugins.html"))),
         "the plugin tutorial is among the results: {results:?}"
     );
 
@@ -162,7 +168,10 @@ fn search_for_plugin_and_follow_a_tutorial_in_chromium() {
         }
     });
     // The search term is marked in the chapter.
-    assert_ne!(page.eval("document.querySelectorAll('main mark').length"), json!(0));
+    assert_ne!(
+        page.eval("document.querySelectorAll('main mark').length"),
+        json!(0)
+    );
 
     // From there, the sidebar leads to the first tutorial.
     page.click("#mdbook-sidebar a[href$='first-operator.html']");
