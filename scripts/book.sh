@@ -30,24 +30,12 @@ case "$site" in
 esac
 # The public crates: the operator runtime (framework/runtime/*, with mni-redfish, whose test
 # harness mni-testkit re-exports), the plugin contract and the plugin SDK.
-packages=()
-for crate in mni-operator mni-core mni-web mni-testkit mni-redfish mni-plugin mni-plugin-sdk; do
-  packages+=(-p "$crate")
-done
-# Links to the crates.io dependencies (kube, tracing, …, and their docs shown on these pages)
-# go to docs.rs, at the locked versions; --no-deps leaves them unresolved otherwise.
-extern_urls="$(cargo metadata --format-version 1 --locked | python3 -c '
-import json, sys
-meta = json.load(sys.stdin)
-for package in meta["packages"]:
-    if package.get("source") is None:
-        continue
-    for target in package["targets"]:
-        if "lib" in target["kind"] or "proc-macro" in target["kind"]:
-            name = target["name"].replace("-", "_")
-            print("--extern-html-root-url=%s=https://docs.rs/%s/%s/" % (name, package["name"], package["version"]))
-')"
-RUSTDOCFLAGS="${RUSTDOCFLAGS:-} $(echo $extern_urls)" cargo doc --no-deps --quiet "${packages[@]}" >&2
+# In two rounds: rustdoc links to another crate's pages only if they exist when it runs, and
+# cargo doc --no-deps documents the selected crates in any order, so the crates the others
+# re-export (mni-core in mni-operator, mni-redfish in mni-testkit, mni-plugin in the SDK) go
+# first.
+cargo doc --no-deps --quiet -p mni-core -p mni-redfish -p mni-plugin >&2
+cargo doc --no-deps --quiet -p mni-operator -p mni-web -p mni-testkit -p mni-plugin-sdk >&2
 rm -rf "$site"
 "$mdbook" build book --dest-dir "$site" >&2
 # The whole doc directory: rustdoc links between the crates it documented there, and to its
