@@ -367,6 +367,17 @@ mod tests {
     }
 
     #[test]
+    fn third_party_doc_links_pass_only_in_the_api_reference() {
+        let dir = site(&[
+            ("api/c/struct.S.html", r#"<a href="crate::Span">Span</a>"#),
+            ("guide.html", r#"<a href="crate::Span">Span</a>"#),
+        ]);
+        let report = broken_links(dir.path()).expect("checked");
+        let pages: Vec<&str> = report.broken.iter().map(|b| b.page.as_str()).collect();
+        assert_eq!(pages, ["guide.html"]);
+    }
+
+    #[test]
     fn attributes_need_whitespace_before_them_and_are_decoded() {
         let html = r#"<a data-href="x" href="a?b=1&amp;c=2" src=plain.js>"#;
         let values: Vec<String> = attribute_values(html, &["href", "src"]).collect();
