@@ -8,6 +8,10 @@
 //! browser test fails, saying so. Each test builds its own copy of the site (the `cargo doc`
 //! step is shared through the target directory), so they may run at once.
 
+#[allow(
+    unused_imports,
+    reason = "the browser tests share the module; this one uses part of it"
+)]
 mod service_support;
 
 use std::io::{BufRead, BufReader, Write};

@@ -6,7 +6,7 @@
 //! Every wait has a timeout and says what it waited for; nothing asserts on timing.
 
 // Each test binary uses part of this module.
-#![allow(dead_code, unreachable_pub, unused_imports)]
+#![allow(dead_code, unreachable_pub)]
 
 pub mod chromium;
 mod cluster;
