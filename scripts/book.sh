@@ -30,12 +30,16 @@ case "$site" in
 esac
 # The public crates: the operator runtime (framework/runtime/*, with mni-redfish, whose test
 # harness mni-testkit re-exports), the plugin contract and the plugin SDK.
-# In two rounds: rustdoc links to another crate's pages only if they exist when it runs, and
-# cargo doc --no-deps documents the selected crates in any order, so the crates the others
-# re-export (mni-core in mni-operator, mni-redfish in mni-testkit, mni-plugin in the SDK) go
-# first.
-cargo doc --no-deps --quiet -p mni-core -p mni-redfish -p mni-plugin >&2
-cargo doc --no-deps --quiet -p mni-operator -p mni-web -p mni-testkit -p mni-plugin-sdk >&2
+# In rounds: rustdoc links to another crate's pages only if they exist when it runs, and cargo
+# doc --no-deps documents the crates of one run in any order, so a crate comes after those it
+# re-exports or links to (mni-core before mni-operator, mni-redfish before mni-testkit,
+# mni-plugin before the SDK). The `testing` features (the test harnesses of mni-redfish and
+# mni-web) are documented too.
+cargo doc --no-deps --quiet -p mni-core -p mni-plugin >&2
+cargo doc --no-deps --quiet -p mni-redfish --features testing >&2
+cargo doc --no-deps --quiet -p mni-operator >&2
+cargo doc --no-deps --quiet -p mni-web --features testing >&2
+cargo doc --no-deps --quiet -p mni-testkit -p mni-plugin-sdk >&2
 rm -rf "$site"
 "$mdbook" build book --dest-dir "$site" >&2
 # The whole doc directory: rustdoc links between the crates it documented there, and to its

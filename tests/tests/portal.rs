@@ -68,6 +68,10 @@ fn every_internal_link_of_the_portal_resolves() {
         "api/mni_testkit/index.html",
         "api/mni_plugin/index.html",
         "api/mni_plugin_sdk/index.html",
+        "api/mni_redfish/index.html",
+        // The harnesses behind the crates' `testing` features.
+        "api/mni_redfish/testing/index.html",
+        "api/mni_web/testing/index.html",
     ] {
         assert!(site.join(page).is_file(), "the site has no {page}");
     }

@@ -17,7 +17,7 @@
 //! - `frontend` and `proxy`: [`Frontend`] (embedded assets) and [`Backend`] (the `/api` proxy);
 //! - `runner`: [`ServeArgs`] (the flags of every web binary), [`run`] (serve until SIGTERM or
 //!   SIGINT);
-//! - `testing` (feature `testing`): `testing::TestServer` for integration tests.
+//! - `testing` (feature `testing`): [`testing::TestServer`] for integration tests.
 //!
 //! A backend for a `Widget` kind, in full:
 //!
