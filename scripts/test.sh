@@ -9,6 +9,9 @@ scripts/python-client.sh
 # mni-redfish's tests (and later the bare-metal service's) run the real Redfish emulator,
 # sushy-emulator, installed once in a virtualenv.
 scripts/sushy-emulator.sh
+# The developer portal's test (tests/tests/portal.rs) builds the book with mdBook, installed
+# from crates.io once into .mni/tools.
+scripts/mdbook.sh > /dev/null
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast
   cargo test --workspace --doc

@@ -17,6 +17,7 @@
 //! repository's sample external plugin on the plugin path.
 
 pub mod book;
+pub mod portal;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;

@@ -15,7 +15,7 @@ use crate::plugin::{
     SubcommandImpl, SubcommandMetadata, subcommand,
 };
 
-/// Several plugins under one key. See the [module docs](self).
+/// Several plugins under one key. See the docs atop `src/bundle.rs`.
 pub struct Bundle {
     key: PluginKey,
     description: String,

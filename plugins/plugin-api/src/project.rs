@@ -179,7 +179,7 @@ pub struct Service {
     pub plugin: PluginKey,
 }
 
-/// The PROJECT file. See the [module docs](self).
+/// The PROJECT file. See the docs atop `src/project.rs`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProjectConfig {

@@ -104,7 +104,7 @@ pub enum UniverseError {
     },
 }
 
-/// The project's files in memory, ordered by path. See the [module docs](self).
+/// The project's files in memory, ordered by path. See the docs atop `src/universe.rs`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Universe {
     files: BTreeMap<String, UniverseFile>,

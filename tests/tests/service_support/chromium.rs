@@ -237,6 +237,33 @@ impl Page<'_> {
         self.call("Input.insertText", json!({ "text": text }));
     }
 
+    /// Focuses the element `selector`.
+    pub fn focus(&mut self, selector: &str) {
+        let focus = format!(
+            "(() => {{ const e = document.querySelector({s}); e.focus(); \
+             return document.activeElement === e; }})()",
+            s = json!(selector)
+        );
+        assert_eq!(self.eval(&focus), json!(true), "cannot focus {selector}");
+    }
+
+    /// Types `text` into the focused element one key at a time, as a keyboard would: each
+    /// character is a key down and a key up, so `keydown`, `input` and `keyup` handlers run
+    /// (`type_into` inserts text with an `input` event only).
+    pub fn press_keys(&mut self, text: &str) {
+        for c in text.chars() {
+            let key = c.to_string();
+            self.call(
+                "Input.dispatchKeyEvent",
+                json!({ "type": "keyDown", "key": key, "text": key, "unmodifiedText": key }),
+            );
+            self.call(
+                "Input.dispatchKeyEvent",
+                json!({ "type": "keyUp", "key": key }),
+            );
+        }
+    }
+
     /// Clicks the middle of the element `selector` with the mouse.
     pub fn click(&mut self, selector: &str) {
         let rect = format!(

@@ -46,7 +46,7 @@ pub mod reasons {
     //! Reasons shared by mNi operators, so that dashboards and tests can rely on them.
     //!
     //! A service may define its own reasons; they must match
-    //! [`REASON_PATTERN`](super::REASON_PATTERN).
+    //! [`REASON_PATTERN`](crate::REASON_PATTERN).
 
     /// Everything in the spec is applied and observed (`Ready=True`, `Progressing=False`).
     pub const RECONCILED: &str = "Reconciled";

@@ -3,13 +3,13 @@
 //! A generated operator's `main` calls [`run`] with its CRDs and a closure that registers one
 //! [`Reconciler`] per custom resource kind on a [`ManagerBuilder`]; [`run`] parses
 //! [`OperatorArgs`], answers the `crd` subcommand, builds a [`Manager`] from a kube
-//! [`Client`](kube::Client) and calls [`Manager::run`]. Start reading at [`Reconciler`] (what you implement), then [`Context`] (what
+//! [`Client`](https://docs.rs/kube/5/kube/struct.Client.html) and calls [`Manager::run`]. Start reading at [`Reconciler`] (what you implement), then [`Context`] (what
 //! a reconcile can do) and [`Manager`] (what runs it all).
 //!
 //! What the runtime does for you, in controller-runtime's terms:
 //!
 //! - **Controllers**: each [`Reconciler`] runs in a kube-runtime
-//!   [`Controller`](kube::runtime::Controller), triggered by its kind, the kinds it owns
+//!   [`Controller`](https://docs.rs/kube/5/kube/runtime/struct.Controller.html), triggered by its kind, the kinds it owns
 //!   ([`Relations::owns`]) and the kinds it watches ([`Relations::watches`]). Every watched kind
 //!   is cached in a reflector store that reconciles read through [`Context::store`].
 //! - **Errors** requeue the object with per-object exponential backoff (5 ms doubling to

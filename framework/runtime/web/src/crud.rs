@@ -34,7 +34,7 @@ use crate::openapi::OpenApi;
 /// The path of the OpenAPI document.
 pub const OPENAPI_PATH: &str = "/api/openapi.json";
 
-/// Builds the [`Router`] of a domain kind's API. See the [module docs](self).
+/// Builds the [`Router`] of a domain kind's API. See the docs atop `src/crud.rs`.
 #[must_use = "a CrudRouter does nothing until `router` is called"]
 pub struct CrudRouter<K: Kind> {
     collection: String,

@@ -70,7 +70,7 @@ struct Hooks<K: Kind> {
 }
 
 /// The objects of kind `K` in one namespace, with the service's hooks: the state of every
-/// handler of the API. See the [module docs](self).
+/// handler of the API. See the docs atop `src/domain.rs`.
 pub struct Domain<K: Kind> {
     api: Api<K>,
     namespace: String,

@@ -24,7 +24,7 @@ pub struct Cause {
     pub message: String,
 }
 
-/// Why a request failed. See the [module docs](self).
+/// Why a request failed. See the docs atop `src/error.rs`.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ApiError {
@@ -95,7 +95,7 @@ impl ApiError {
         }
     }
 
-    /// The JSON body of the response. See the [module docs](self).
+    /// The JSON body of the response. See the docs atop `src/error.rs`.
     #[must_use]
     pub fn body(&self) -> Value {
         let mut error = json!({

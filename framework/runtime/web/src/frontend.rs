@@ -36,7 +36,7 @@ struct Asset {
     body: &'static str,
 }
 
-/// Builds the [`Router`] of a frontend. See the [module docs](self).
+/// Builds the [`Router`] of a frontend. See the docs atop `src/frontend.rs`.
 #[derive(Clone, Debug, Default)]
 #[must_use = "a Frontend does nothing until `router` is called"]
 pub struct Frontend {

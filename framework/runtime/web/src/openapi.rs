@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 
 use crate::domain::Kind;
 
-/// Builds the OpenAPI 3.0 document of kind `K`'s API. See the [module docs](self).
+/// Builds the OpenAPI 3.0 document of kind `K`'s API. See the docs atop `src/openapi.rs`.
 #[must_use = "an OpenApi does nothing until it is given to a CrudRouter or `document` is called"]
 pub struct OpenApi<K: Kind> {
     info: Value,

@@ -23,7 +23,7 @@ use super::children::hex;
 use crate::{ApiScope, Context, ContextError};
 
 /// Applies `child` owned by `owner`, recording its hash under the annotation `applied`, unless
-/// the cache shows it is in place (see the [module docs](self)); returns the object as the
+/// the cache shows it is in place (see the docs atop `src/workload/apply.rs`); returns the object as the
 /// cluster has it.
 pub async fn apply_if_changed<K, C>(
     ctx: &Context<K>,
