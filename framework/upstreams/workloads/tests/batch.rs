@@ -11,7 +11,7 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Node, Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::Api;
-use kube::api::DeleteParams;
+use kube::api::{DeleteParams, ListParams};
 use serde_json::{Value, json};
 
 fn job(name: &str, spec: Value, annotations: Value) -> Value {
@@ -265,8 +265,10 @@ async fn endpoint_slices_follow_the_services_pods() {
     // Scaled to zero: one placeholder slice without endpoints.
     env.patch::<k8s_openapi::api::apps::v1::Deployment>("web", json!({"spec": {"replicas": 0}}))
         .await;
+    // The Service's slices only: `default` also holds the `kubernetes` Service's.
+    let of_web = ListParams::default().labels("kubernetes.io/service-name=web");
     wait_for("an empty slice", || async {
-        let list = slices.list(&Default::default()).await.ok()?;
+        let list = slices.list(&of_web).await.ok()?;
         (list.items.len() == 1 && list.items[0].endpoints.as_ref().is_none_or(Vec::is_empty))
             .then_some(())
     })
@@ -279,7 +281,7 @@ async fn endpoint_slices_follow_the_services_pods() {
         .expect("delete");
     wait_for("no slices", || async {
         slices
-            .list(&Default::default())
+            .list(&of_web)
             .await
             .ok()?
             .items
