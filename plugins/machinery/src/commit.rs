@@ -10,10 +10,12 @@
 //!    the plan saw; hard-link it as a backup under `.mni-commit/` (copy where links are not
 //!    supported); write the new contents to a temporary file next to the target, with the old
 //!    file's permissions, and fsync it.
+//!    Files to delete are checked and backed up the same way, with no temporary.
 //! 3. **Switch.** Rename each temporary over its target (updates), or hard-link it to its target
 //!    and remove it (creates: the link fails if anything appeared at the path, so a create never
-//!    clobbers). Then fsync the touched directories.
-//! 4. **Commit point.** Remove the journal, then the backups and `.mni-commit/`.
+//!    clobbers), or remove the target (deletes). Then fsync the touched directories.
+//! 4. **Commit point.** Remove the journal, then the backups and `.mni-commit/`; then the
+//!    directories deletes left empty.
 //!
 //! **Guarantee.** If any step before the commit point fails, the commit rolls back before
 //! returning the error: backups are renamed over updated files, created files are removed (only
@@ -103,8 +105,11 @@ pub enum CommitError {
 struct Op {
     path: String,
     temp: String,
-    /// Set for updates: where the previous contents are kept.
+    /// Set for updates and deletes: where the previous contents are kept.
     backup: Option<String>,
+    /// The file is removed, not written (`temp` is unused).
+    #[serde(default)]
+    delete: bool,
     /// SHA-256 of the new contents, so a rollback removes only what it wrote.
     sha256: String,
 }
@@ -199,7 +204,7 @@ fn apply_with(plan: &Plan, fail_at: Option<usize>) -> Result<CommitReport, Commi
     let writes: Vec<_> = plan
         .changes
         .iter()
-        .filter(|c| matches!(c.action, Action::Create | Action::Update))
+        .filter(|c| matches!(c.action, Action::Create | Action::Update | Action::Delete))
         .collect();
     if writes.is_empty() {
         return Ok(report);
@@ -220,7 +225,12 @@ fn apply_with(plan: &Plan, fail_at: Option<usize>) -> Result<CommitReport, Commi
     for (i, change) in writes.iter().enumerate() {
         let (dir, name) = change.path.rsplit_once('/').unwrap_or(("", &change.path));
         let mut prefix = String::new();
-        for part in dir.split('/').filter(|p| !p.is_empty()) {
+        let parents = if change.action == Action::Delete {
+            ""
+        } else {
+            dir
+        };
+        for part in parents.split('/').filter(|p| !p.is_empty()) {
             prefix = if prefix.is_empty() {
                 part.to_owned()
             } else {
@@ -235,11 +245,14 @@ fn apply_with(plan: &Plan, fail_at: Option<usize>) -> Result<CommitReport, Commi
         } else {
             format!("{dir}/.{name}.mni-tmp-{i}")
         };
-        let backup = (change.action == Action::Update).then(|| format!("{STATE_DIR}/backup-{i}"));
+        let delete = change.action == Action::Delete;
+        let backup = matches!(change.action, Action::Update | Action::Delete)
+            .then(|| format!("{STATE_DIR}/backup-{i}"));
         ops.push(Op {
             path: change.path.clone(),
             temp,
             backup,
+            delete,
             sha256: sha256(change.new.as_bytes()),
         });
     }
@@ -274,6 +287,7 @@ fn apply_with(plan: &Plan, fail_at: Option<usize>) -> Result<CommitReport, Commi
             }
             sync_dir(&state);
             let _ = fs::remove_dir_all(&state);
+            remove_emptied_dirs(root, &journal);
             sync_dir(root);
             Ok(report)
         }
@@ -319,6 +333,9 @@ fn stage_and_switch(
                 fs::copy(&target, &backup).map_err(io("back up", &target))?;
             }
         }
+        if op.delete {
+            continue;
+        }
         let file = write_new(&temp, change.new.as_bytes())?;
         if op.backup.is_some() {
             let perms = fs::metadata(&target)
@@ -340,7 +357,9 @@ fn stage_and_switch(
                 "injected failure",
             )));
         }
-        if op.backup.is_some() {
+        if op.delete {
+            fs::remove_file(&target).map_err(io("remove", &target))?;
+        } else if op.backup.is_some() {
             fs::rename(&temp, &target).map_err(io("rename into place", &target))?;
         } else {
             match fs::hard_link(&temp, &target) {
@@ -363,6 +382,23 @@ fn stage_and_switch(
     }
     sync_dirs(&dirs);
     Ok(())
+}
+
+/// After the commit point: removes the directories the deletes left empty, deepest first, up
+/// to (not including) the root. Best effort: a directory that is not empty stays.
+fn remove_emptied_dirs(root: &Path, journal: &Journal) {
+    let mut dirs = BTreeSet::new();
+    for op in journal.ops.iter().filter(|op| op.delete) {
+        let mut dir = Path::new(&op.path).parent();
+        while let Some(d) = dir.filter(|d| !d.as_os_str().is_empty()) {
+            dirs.insert(d.to_owned());
+            dir = d.parent();
+        }
+    }
+    // Deeper paths sort after their parents: reverse order removes children first.
+    for dir in dirs.iter().rev() {
+        let _ = fs::remove_dir(root.join(dir));
+    }
 }
 
 /// Undoes every step the journal lists, in reverse; safe to run more than once.
@@ -477,6 +513,37 @@ mod tests {
     }
 
     #[test]
+    fn deletes_are_atomic_with_the_writes_and_leave_no_empty_directory() {
+        let setup = |root: &Path| {
+            fs::create_dir_all(root.join("api/v1")).unwrap();
+            fs::write(root.join("api/v1/kind.rs"), "kind").unwrap();
+            fs::write(root.join("lib.rs"), "mod api;").unwrap();
+            let mut u = Universe::new();
+            u.insert_existing("api/v1/kind.rs", "kind").unwrap();
+            u.insert_existing("lib.rs", "mod api;").unwrap();
+            assert!(u.remove("api/v1/kind.rs").unwrap());
+            u.write("lib.rs", "", IfExists::Overwrite).unwrap();
+            plan(root, &u).unwrap()
+        };
+        for fail_at in 0..2 {
+            let dir = tempfile::tempdir().unwrap();
+            let p = setup(dir.path());
+            let before = tree(dir.path());
+            apply_with(&p, Some(fail_at)).unwrap_err();
+            assert_eq!(tree(dir.path()), before, "fail_at {fail_at}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let p = setup(dir.path());
+        assert!(p.diff().contains("+++ /dev/null"), "{}", p.diff());
+        let report = p.apply().unwrap();
+        assert_eq!(
+            report.paths(Action::Delete).collect::<Vec<_>>(),
+            ["api/v1/kind.rs"]
+        );
+        assert_eq!(tree(dir.path()), [("lib.rs".to_owned(), String::new())]);
+    }
+
+    #[test]
     fn recover_rolls_back_a_crashed_commit() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
@@ -496,12 +563,14 @@ mod tests {
                     path: "a.txt".into(),
                     temp: ".a.txt.mni-tmp-0".into(),
                     backup: Some(format!("{STATE_DIR}/backup-0")),
+                    delete: false,
                     sha256: sha256(b"new"),
                 },
                 Op {
                     path: "n/new.txt".into(),
                     temp: "n/.new.txt.mni-tmp-1".into(),
                     backup: None,
+                    delete: false,
                     sha256: sha256(b"n"),
                 },
             ],

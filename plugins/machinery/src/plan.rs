@@ -23,6 +23,8 @@ pub enum Action {
     Unchanged,
     /// The file exists and its policy said skip.
     Skip,
+    /// The file is removed ([`Universe::remove`]).
+    Delete,
 }
 
 impl Action {
@@ -34,6 +36,7 @@ impl Action {
             Self::Update => "update",
             Self::Unchanged => "unchanged",
             Self::Skip => "skip",
+            Self::Delete => "delete",
         }
     }
 }
@@ -79,7 +82,7 @@ pub struct Change {
     pub action: Action,
     /// The current contents on disk, if the file exists.
     pub old: Option<Vec<u8>>,
-    /// The contents after the commit.
+    /// The contents after the commit (empty for [`Action::Delete`]).
     pub new: String,
 }
 
@@ -130,6 +133,17 @@ pub fn plan(root: &Path, universe: &Universe) -> Result<Plan, PlanError> {
             new,
         });
     }
+    for path in universe.removed() {
+        if let Some(old) = read_existing(root, path)? {
+            changes.push(Change {
+                path: path.to_owned(),
+                action: Action::Delete,
+                old: Some(old),
+                new: String::new(),
+            });
+        }
+    }
+    changes.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(Plan {
         root: root.to_owned(),
         changes,
@@ -208,20 +222,22 @@ impl Plan {
         }
     }
 
-    /// A unified diff (`a/…`/`b/…`, three lines of context) of every create and update.
+    /// A unified diff (`a/…`/`b/…`, three lines of context) of every create, update and delete.
     #[must_use]
     pub fn diff(&self) -> String {
         let mut out = String::new();
         for change in &self.changes {
             let old = match (&change.action, &change.old) {
                 (Action::Create, _) => String::new(),
-                (Action::Update, Some(bytes)) => match String::from_utf8(bytes.clone()) {
-                    Ok(text) => text,
-                    Err(_) => {
-                        out.push_str(&format!("Binary file {} changes to text\n", change.path));
-                        continue;
+                (Action::Update | Action::Delete, Some(bytes)) => {
+                    match String::from_utf8(bytes.clone()) {
+                        Ok(text) => text,
+                        Err(_) => {
+                            out.push_str(&format!("Binary file {} changes to text\n", change.path));
+                            continue;
+                        }
                     }
-                },
+                }
                 _ => continue,
             };
             let from = if change.action == Action::Create {
@@ -229,12 +245,17 @@ impl Plan {
             } else {
                 format!("a/{}", change.path)
             };
+            let to = if change.action == Action::Delete {
+                "/dev/null".to_owned()
+            } else {
+                format!("b/{}", change.path)
+            };
             let diff = TextDiff::from_lines(old.as_str(), change.new.as_str());
             out.push_str(
                 &diff
                     .unified_diff()
                     .context_radius(3)
-                    .header(&from, &format!("b/{}", change.path))
+                    .header(&from, &to)
                     .to_string(),
             );
         }

@@ -108,6 +108,8 @@ pub enum UniverseError {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Universe {
     files: BTreeMap<String, UniverseFile>,
+    /// Paths [`Universe::remove`] took out: a commit deletes them from the project.
+    removed: std::collections::BTreeSet<String>,
     force: bool,
 }
 
@@ -168,6 +170,7 @@ impl Universe {
         let path = normalize_path(path)?;
         let contents = contents.into();
         let policy = self.effective_policy(if_exists);
+        self.removed.remove(&path);
         let Some(file) = self.files.get_mut(&path) else {
             self.files.insert(
                 path,
@@ -235,6 +238,22 @@ impl Universe {
             .ok_or(UniverseError::NotFound { path })?;
         file.touch();
         Ok(())
+    }
+
+    /// Takes the file at `path` out of the project: a commit deletes it (and directories it
+    /// leaves empty). Returns whether there was a file; writing the path again undoes the removal.
+    pub fn remove(&mut self, path: &str) -> Result<bool, UniverseError> {
+        let path = normalize_path(path)?;
+        let existed = self.files.remove(&path).is_some();
+        if existed {
+            self.removed.insert(path);
+        }
+        Ok(existed)
+    }
+
+    /// The paths [`Universe::remove`] took out, ordered.
+    pub fn removed(&self) -> impl Iterator<Item = &str> {
+        self.removed.iter().map(String::as_str)
     }
 
     /// The contents at `path`, if any.
@@ -340,6 +359,19 @@ pub fn normalize_path(path: &str) -> Result<String, UniverseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn remove_takes_a_file_out_until_it_is_written_again() {
+        let mut u = Universe::new();
+        u.insert_existing("a/b.txt", "x").unwrap();
+        assert!(u.remove("./a//b.txt").unwrap());
+        assert!(!u.remove("a/b.txt").unwrap(), "already gone");
+        assert!(!u.contains("a/b.txt"));
+        assert_eq!(u.removed().collect::<Vec<_>>(), ["a/b.txt"]);
+        u.write("a/b.txt", "y", IfExists::Error).unwrap();
+        assert_eq!(u.removed().count(), 0);
+        assert_eq!(u.get("a/b.txt"), Some("y"));
+    }
 
     fn check(path: &str, expected: Result<&str, &str>) {
         match (normalize_path(path), expected) {
