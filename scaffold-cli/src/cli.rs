@@ -72,6 +72,12 @@ pub enum Command {
     Create(CreateCommand),
     /// Change project-wide settings.
     Edit,
+    /// Remove what a `create` or `new` added, as it was generated (see `.mni-scaffold.yaml`).
+    #[command(subcommand)]
+    Delete(DeleteCommand),
+    /// Bring the project to this mni-scaffold and the newest installed plugin versions: a
+    /// three-way merge of the old and the new generated files into your tree.
+    Upgrade(UpgradeArgs),
     /// List, describe, scaffold and install plugins.
     #[command(subcommand)]
     Plugins(PluginsCommand),
@@ -95,6 +101,46 @@ pub enum NewCommand {
 pub enum CreateCommand {
     /// Scaffold a resource kind and, optionally, its controller.
     Api(CreateApiArgs),
+}
+
+/// `delete …`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum DeleteCommand {
+    /// Remove an API that `create api` added (its files, marker insertions and PROJECT entry).
+    Api(DeleteApiArgs),
+    /// Remove a service that `new service` added.
+    Service(DeleteServiceArgs),
+}
+
+/// `delete api` flags.
+#[derive(Debug, Clone, Args)]
+pub struct DeleteApiArgs {
+    /// The API group without the domain, as given to `create api`.
+    #[arg(long, value_name = "G")]
+    pub group: String,
+    /// The API version.
+    #[arg(long, value_name = "V")]
+    pub version: String,
+    /// The kind.
+    #[arg(long, value_name = "K")]
+    pub kind: String,
+}
+
+/// `delete service` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct DeleteServiceArgs {
+    /// The service name, as given to `new service`.
+    #[arg(value_name = "NAME")]
+    pub name: String,
+}
+
+/// `upgrade` flags.
+#[derive(Debug, Clone, Args)]
+pub struct UpgradeArgs {
+    /// The mni-scaffold binary that scaffolded the project (default: this one, with the plugin
+    /// versions the project records): it replays the project's commands to get the old files.
+    #[arg(long, value_name = "PATH")]
+    pub from_binary: Option<PathBuf>,
 }
 
 /// `plugins …`.
@@ -211,6 +257,13 @@ pub struct NewServiceArgs {
     /// default.
     #[arg(long, value_name = "KEY=VALUE", requires = "template")]
     pub define: Vec<String>,
+    /// The domain, when there is no project yet and `new service` creates it (default:
+    /// my.domain).
+    #[arg(long, value_name = "D")]
+    pub domain: Option<String>,
+    /// The project name, when `new service` creates the project (default: the directory name).
+    #[arg(long, value_name = "N")]
+    pub project_name: Option<String>,
 }
 
 impl NewServiceArgs {

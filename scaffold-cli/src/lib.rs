@@ -5,7 +5,8 @@
 //! scaffolding subcommands go through
 //! [`scaffold`](scaffold()) (read PROJECT → resolve the plugin chain → load the Universe → run
 //! the plugins → validate → commit atomically, PROJECT included), `plugins list|describe` through
-//! the [`Registry`], `plugins new` through [`plugin_new`], `plugins search|install|remove|verify`
+//! the [`Registry`], `delete` and `upgrade` through [`lifecycle`] (which replays the
+//! [`history`]), `plugins new` through [`plugin_new`], `plugins search|install|remove|verify`
 //! through the [`catalog`] and `completion` through `clap_complete`. Built-in plugins are listed in one
 //! place, the [`builtin`] module; external plugins are executables found under
 //! `$MNI_PLUGINS_PATH` and spoken to as the [`external`] module describes (Kubebuilder's
@@ -24,6 +25,8 @@ pub mod builtin;
 pub mod catalog;
 pub mod cli;
 pub mod external;
+pub mod history;
+pub mod lifecycle;
 pub mod plugin_new;
 mod registry;
 mod scaffold;
@@ -71,6 +74,9 @@ pub enum Error {
     /// The user config file is malformed.
     #[error(transparent)]
     UserConfig(#[from] user_config::UserConfigError),
+    /// `delete` or `upgrade` failed.
+    #[error(transparent)]
+    Lifecycle(#[from] lifecycle::LifecycleError),
     /// Printing failed.
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),
@@ -89,6 +95,7 @@ impl Error {
             Self::PluginNew(e) => e.exit_code(),
             Self::Catalog(e) => e.exit_code(),
             Self::UserConfig(_) => 2,
+            Self::Lifecycle(e) => e.exit_code(),
             _ => 1,
         }
     }
@@ -288,6 +295,14 @@ pub fn run(
         Command::New(NewCommand::Service(args)) => Request::NewService(args),
         Command::Create(CreateCommand::Api(args)) => Request::CreateApi(args),
         Command::Edit => Request::Edit,
+        Command::Delete(what) => {
+            lifecycle::delete(&what, &cli.global, env, out)?;
+            return Ok(());
+        }
+        Command::Upgrade(args) => {
+            lifecycle::upgrade(&args, &cli.global, env, &registry, out)?;
+            return Ok(());
+        }
         Command::Plugins(PluginsCommand::List) => {
             for warning in registry.warnings() {
                 writeln!(err, "warning: {warning}")?;

@@ -31,6 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cli::{self, CreateApiArgs, GlobalArgs, InitArgs, NewServiceArgs, PluginFlags};
 use crate::external::{ExternalError, Runner};
+use crate::history::{self, HISTORY_FILE, History, HistoryError};
 use crate::registry::{PluginRef, Registry};
 
 /// Why a scaffold failed. [`ScaffoldError::exit_code`] is 2 for bad input, 1 otherwise; in
@@ -92,6 +93,9 @@ pub enum ScaffoldError {
     /// `new service --template`: the workspace member could not be added.
     #[error(transparent)]
     Member(#[from] MarkerError),
+    /// The scaffolding history cannot be read.
+    #[error(transparent)]
+    History(#[from] HistoryError),
     /// Reading PROJECT, creating the project directory or printing failed.
     #[error("{}: {source}", .path.display())]
     Io {
@@ -109,6 +113,7 @@ impl ScaffoldError {
     pub fn exit_code(&self) -> u8 {
         let bad_input = match self {
             Self::Project { .. }
+            | Self::History(HistoryError::Malformed { .. })
             | Self::NoProject(_)
             | Self::Name(_)
             | Self::ResourceExists(_)
@@ -192,9 +197,9 @@ pub enum Request {
 }
 
 /// One subcommand to run over the Universe, with its flags.
-struct Step {
-    sub: Subcommand,
-    flags: Vec<(String, FlagValue)>,
+pub(crate) struct Step {
+    pub(crate) sub: Subcommand,
+    pub(crate) flags: Vec<(String, FlagValue)>,
 }
 
 /// The project directory: `-C DIR`, else the current directory, made absolute.
@@ -393,6 +398,13 @@ pub fn scaffold(
     universe
         .write(PROJECT_FILE, yaml, IfExists::Overwrite)
         .map_err(PluginError::from)?;
+    let mut history = History::read(&root)?.unwrap_or_default();
+    history
+        .commands
+        .push(history::record(request, global, plugin_flags, &steps));
+    universe
+        .write(HISTORY_FILE, history.to_yaml(), IfExists::Overwrite)
+        .map_err(PluginError::from)?;
 
     mni_machinery::validate(&root, &universe)?;
     let plan = mni_machinery::plan(&root, &universe).map_err(CommitError::from)?;
@@ -464,8 +476,25 @@ fn plan_steps(
         Request::NewService(args) => {
             names::validate_service_name("NAME", &args.name)?;
             let mut steps = Vec::new();
-            if !has_project {
-                steps.push(init(&InitArgs::default()));
+            if has_project {
+                let given = [
+                    ("--domain", &args.domain),
+                    ("--project-name", &args.project_name),
+                ];
+                if let Some((flag, _)) = given.iter().find(|(_, v)| v.is_some()) {
+                    return Err(PluginError::InvalidInput(format!(
+                        "{flag}: only for a new project; {} exists in {}",
+                        PROJECT_FILE,
+                        root.display()
+                    ))
+                    .into());
+                }
+            } else {
+                steps.push(init(&InitArgs {
+                    domain: args.domain.clone(),
+                    project_name: args.project_name.clone(),
+                    ..InitArgs::default()
+                }));
             }
             // With --template, the template makes the service instead of the chain.
             if args.template.is_none() {

@@ -359,19 +359,7 @@ fn run_commands(
         path: dir.to_path_buf(),
         source,
     })?;
-    let vars: Vec<(OsString, OsString)> = std::env::vars_os()
-        .filter(|(k, _)| k == "PATH" || k == "HOME" || k == "LANG")
-        .chain([(
-            OsString::from("MNI_PLUGINS_PATH"),
-            plugins_dir.as_os_str().to_owned(),
-        )])
-        .chain(
-            extra
-                .iter()
-                .map(|(k, v)| (OsString::from(k), OsString::from(v))),
-        )
-        .collect();
-    let env = mni_scaffold::Environment::from_vars(vars);
+    let env = scaffold_env(plugins_dir, extra);
     for command in golden.commands {
         let mut args: Vec<OsString> = vec!["mni-scaffold".into(), "-C".into(), dir.into()];
         args.extend(command.iter().map(OsString::from));
@@ -388,8 +376,48 @@ fn run_commands(
     Ok(())
 }
 
+/// The environment the golden projects are scaffolded in: `PATH`, `HOME` and `LANG`, external
+/// plugins under `plugins_dir`, and `extra`.
+#[must_use]
+pub fn scaffold_env(plugins_dir: &Path, extra: &[(&str, &str)]) -> mni_scaffold::Environment {
+    let vars: Vec<(OsString, OsString)> = std::env::vars_os()
+        .filter(|(k, _)| k == "PATH" || k == "HOME" || k == "LANG")
+        .chain([(
+            OsString::from("MNI_PLUGINS_PATH"),
+            plugins_dir.as_os_str().to_owned(),
+        )])
+        .chain(
+            extra
+                .iter()
+                .map(|(k, v)| (OsString::from(k), OsString::from(v))),
+        )
+        .collect();
+    mni_scaffold::Environment::from_vars(vars)
+}
+
+/// Runs `mni-scaffold -C dir ARGS…` in this process; its standard output, or the error with its
+/// exit code.
+pub fn mni_scaffold(
+    dir: &Path,
+    args: &[&str],
+    env: &mni_scaffold::Environment,
+) -> Result<String, (u8, String)> {
+    let mut argv: Vec<OsString> = vec!["mni-scaffold".into(), "-C".into(), dir.into()];
+    argv.extend(args.iter().map(OsString::from));
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    mni_scaffold::parse(argv, env)
+        .and_then(|cli| mni_scaffold::run(cli, env, &mut out, &mut err))
+        .map(|()| String::from_utf8_lossy(&out).into_owned())
+        .map_err(|e| (e.exit_code(), e.to_string()))
+}
+
 /// A plugin directory holding the repository's sample external plugin, installed the way users
 /// install plugins: `<dir>/apidocs.mni.dev/v1/apidocs.mni.dev`.
+pub fn sample_plugins() -> Result<tempfile::TempDir, GoldenError> {
+    sample_plugins_dir()
+}
+
+/// [`sample_plugins`].
 fn sample_plugins_dir() -> Result<tempfile::TempDir, GoldenError> {
     const SAMPLE: &str = "apidocs.mni.dev";
     let io = |path: PathBuf| move |source| GoldenError::Io { path, source };
