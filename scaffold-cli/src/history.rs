@@ -16,7 +16,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use mni_plugin::{FlagValue, Subcommand};
+use mni_plugin::{FlagValue, PluginKey, Subcommand};
 use serde::{Deserialize, Serialize};
 
 use crate::Environment;
@@ -203,17 +203,21 @@ impl History {
     }
 }
 
-/// The command [`crate::scaffold()`] records for `request`: the chain as given, the
+/// The command [`crate::scaffold()`] records for `request`: the chain it resolved (pinned to
+/// full keys, so a replay runs the same plugin versions however short names and defaults resolve
+/// later; recorded for commands that create the project or were given `--plugins`), the
 /// subcommand, the flags it resolved and the plugin flags given.
 pub(crate) fn record(
     request: &Request,
     global: &GlobalArgs,
     plugin_flags: &PluginFlags,
     steps: &[Step],
+    chain: &[PluginKey],
 ) -> Vec<String> {
     let mut args = Vec::new();
-    if let Some(plugins) = &global.plugins {
-        args.extend(["--plugins".to_owned(), plugins.clone()]);
+    if global.plugins.is_some() || steps.iter().any(|s| s.sub == Subcommand::Init) {
+        let keys: Vec<String> = chain.iter().map(ToString::to_string).collect();
+        args.extend(["--plugins".to_owned(), keys.join(",")]);
     }
     let step_flags = |sub: Subcommand| {
         steps

@@ -398,13 +398,23 @@ pub fn scaffold(
     universe
         .write(PROJECT_FILE, yaml, IfExists::Overwrite)
         .map_err(PluginError::from)?;
-    let mut history = History::read(&root)?.unwrap_or_default();
-    history
-        .commands
-        .push(history::record(request, global, plugin_flags, &steps));
-    universe
-        .write(HISTORY_FILE, history.to_yaml(), IfExists::Overwrite)
-        .map_err(PluginError::from)?;
+    // A command that changes nothing (e.g. `init` run again) is not recorded either.
+    let changes = !mni_machinery::plan(&root, &universe)
+        .map_err(CommitError::from)?
+        .is_noop();
+    if changes {
+        let mut history = History::read(&root)?.unwrap_or_default();
+        history.commands.push(history::record(
+            request,
+            global,
+            plugin_flags,
+            &steps,
+            &chain,
+        ));
+        universe
+            .write(HISTORY_FILE, history.to_yaml(), IfExists::Overwrite)
+            .map_err(PluginError::from)?;
+    }
 
     mni_machinery::validate(&root, &universe)?;
     let plan = mni_machinery::plan(&root, &universe).map_err(CommitError::from)?;

@@ -1,4 +1,5 @@
-//! The book chapter "Writing plugins" (`book/src/writing-plugins.md`): every `$ ` line of its
+//! The book chapters "Writing plugins" (`book/src/writing-plugins.md`) and "Keep your project
+//! current" (`book/src/keep-current.md`): every `$ ` line of their
 //! ```console blocks runs, in order, in one bash session in a temporary directory, with this
 //! build's `mni-scaffold` on PATH, `MNI_PLUGINS_PATH` an empty plugins directory (the chapter
 //! installs the sample plugin there) and `MNI_REPO` this checkout; the output the chapter shows
@@ -56,14 +57,15 @@ fn patterns() {
     assert!(!matches(&expected, &["a (p)", "y"]));
 }
 
-#[test]
-fn writing_plugins_chapter_commands_run() {
+/// Runs every `$ ` line of the chapter's ```console blocks, in order, in one bash session in
+/// `<tmp>/work`, checking the output shown under each; returns the temporary directory.
+fn run_chapter(chapter: &str, min_steps: usize) -> tempfile::TempDir {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let repo = repo.canonicalize().expect("the checkout");
-    let chapter = std::fs::read_to_string(repo.join("book/src/writing-plugins.md"))
-        .expect("the chapter exists");
-    let steps = console_steps(&chapter);
-    assert!(steps.len() >= 20, "{steps:#?}");
+    let text =
+        std::fs::read_to_string(repo.join("book/src").join(chapter)).expect("the chapter exists");
+    let steps = console_steps(&text);
+    assert!(steps.len() >= min_steps, "{steps:#?}");
 
     let tmp = tempfile::tempdir().expect("tempdir");
     let work = tmp.path().join("work");
@@ -91,6 +93,10 @@ fn writing_plugins_chapter_commands_run() {
                 .env("PATH", path)
                 .env("HOME", tmp.path())
                 .env("USER", "reader")
+                .env("GIT_AUTHOR_NAME", "Reader")
+                .env("GIT_AUTHOR_EMAIL", "reader@example.com")
+                .env("GIT_COMMITTER_NAME", "Reader")
+                .env("GIT_COMMITTER_EMAIL", "reader@example.com")
                 .env("MNI_PLUGINS_PATH", &plugins)
                 .env("MNI_REPO", &repo);
         })
@@ -116,9 +122,25 @@ fn writing_plugins_chapter_commands_run() {
             step.expected.join("\n")
         );
     }
+    tmp
+}
+
+#[test]
+fn writing_plugins_chapter_commands_run() {
+    let tmp = run_chapter("writing-plugins.md", 20);
+    let work = tmp.path().join("work");
     // What the chapter says happened, happened.
     let crew = work.join("crew");
     assert!(crew.join("docs/captain.md").is_file());
     assert!(crew.join("services/billing/src/main.rs").is_file());
     assert!(!work.join("escape.txt").exists());
+}
+
+#[test]
+fn keep_current_chapter_commands_run() {
+    let tmp = run_chapter("keep-current.md", 20);
+    let fleet = tmp.path().join("work/fleet");
+    assert!(!fleet.join("docs/bosun.md").exists());
+    let project = std::fs::read_to_string(fleet.join("PROJECT")).expect("PROJECT");
+    assert!(project.contains("apidocs.mni.dev/v2"), "{project}");
 }

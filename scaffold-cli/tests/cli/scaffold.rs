@@ -15,7 +15,7 @@ fn init_creates_project_and_readme() {
     // config/crd and config/samples come with the first kind: empty, they would not render.
     assert!(!out.contains("config/crd/"), "{out}");
     assert!(
-        out.contains("`init` with rust-operator.mni.dev/v1: create 25"),
+        out.contains("`init` with rust-operator.mni.dev/v1: create 26"),
         "{out}"
     );
     let project = p.read("PROJECT");
