@@ -16,6 +16,10 @@
 //! bench with cargo), installed and run instead of the built-in (`MNI_REPLACE_BUILTINS`) — a
 //! process, the JSON protocol and the sandbox's checks per call; the built-in is the anchor.
 //!
+//! `upgrade` on the largest golden project (`tests/golden/multi-api`, committed to git first, as
+//! upgrade requires), with nothing to change: the cost of replaying its history twice and
+//! comparing; the anchor is one replay (the project generated from its commands).
+//!
 //! `cargo bench -p mni-scaffold`; `MNI_BENCH_ITERS` sets the iteration count (default 30;
 //! `-- --smoke`: 2).
 
@@ -253,6 +257,11 @@ fn run_all(mode: Mode, report: &mut Report) -> anyhow::Result<()> {
         }
     }
     external_vpc(&tmp.path().join("vpc"), iters, mode, report)?;
+    upgrade_golden(
+        &tmp.path().join("upgrade"),
+        iters.min(mode.pick(10, 1)),
+        report,
+    )?;
     let kb_ms = median_ms(kb_times);
     for (name, step) in &mut steps {
         report.figure(
@@ -270,6 +279,76 @@ fn run_all(mode: Mode, report: &mut Report) -> anyhow::Result<()> {
             Better::Lower,
         )
         .anchor("Kubebuilder v4.16 (no deps, no make)", kb_ms);
+    Ok(())
+}
+
+/// `upgrade` of a copy of `tests/golden/multi-api` under git, against one replay of its history.
+fn upgrade_golden(root: &Path, iters: u32, report: &mut Report) -> anyhow::Result<()> {
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/golden/multi-api");
+    let env = Environment::from_process();
+    let (mut upgrade, mut replay) = (Step::default(), Step::default());
+    for i in 0..iters {
+        let dir = root.join(format!("p-{i}"));
+        let mut files = 0;
+        for entry in walkdir::WalkDir::new(&golden)
+            .into_iter()
+            .filter_entry(|e| {
+                e.depth() != 1 || !matches!(e.file_name().to_str(), Some("target" | "Cargo.lock"))
+            })
+        {
+            let entry = entry?;
+            let target = dir.join(entry.path().strip_prefix(&golden)?);
+            if entry.file_type().is_dir() {
+                fs::create_dir_all(&target)?;
+            } else {
+                fs::copy(entry.path(), &target)?;
+                files += 1;
+            }
+        }
+        let git = |args: &[&str]| -> anyhow::Result<()> {
+            let out = Command::new("git")
+                .arg("-C")
+                .arg(&dir)
+                .args([
+                    "-c",
+                    "user.name=bench",
+                    "-c",
+                    "user.email=bench@example.com",
+                ])
+                .args(args)
+                .output()?;
+            if !out.status.success() {
+                anyhow::bail!("git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+            }
+            Ok(())
+        };
+        git(&["init", "-q"])?;
+        git(&["add", "-A"])?;
+        git(&["commit", "-qm", "golden"])?;
+        let start = Instant::now();
+        let out = run(&dir, &env, &["upgrade"])?;
+        upgrade.record(start, files);
+        if out != 0 {
+            anyhow::bail!("upgrade of an up-to-date project changed {out} files");
+        }
+        let history = mni_scaffold::history::History::require(&dir)?;
+        let into = root.join(format!("r-{i}"));
+        fs::create_dir_all(&into)?;
+        let start = Instant::now();
+        history.replay(&into, &dir, &env, None)?;
+        replay.record(start, files);
+    }
+    report
+        .figure(
+            format!(
+                "upgrade of tests/golden/multi-api ({} files), up to date, median of {iters}",
+                upgrade.files
+            ),
+            "ms",
+            upgrade.median_ms(),
+            Better::Lower,
+        )
+        .anchor("one replay of its history", replay.median_ms());
     Ok(())
 }
 

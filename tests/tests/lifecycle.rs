@@ -399,7 +399,7 @@ fn upgrade_to_a_newer_plugin_version_keeps_the_users_edits() {
 
     let out = mni_scaffold(&dir, &["upgrade"], &env).unwrap();
     assert!(
-        out.contains(&format!("conflicts (")) && out.contains(&conflicting),
+        out.contains("conflicts (") && out.contains(&conflicting),
         "{out}"
     );
     let read = |p: &str| fs::read_to_string(dir.join(p)).unwrap();
