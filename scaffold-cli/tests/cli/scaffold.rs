@@ -204,3 +204,64 @@ fn unknown_project_fields_survive() {
         "{project}"
     );
 }
+
+#[test]
+fn upgrade_replays_the_old_tree_with_another_binary() {
+    // `--from-binary` runs an mni-scaffold as a process, once per recorded command, to get
+    // what was generated; here the same build stands in for an older one, so nothing changes.
+    let p = Project::new();
+    p.run(&["init", "--domain", "acme.io"]).ok();
+    p.run(&create_crew_api("Captain", &[])).ok();
+    let before = p.tree();
+    let bin = env!("CARGO_BIN_EXE_mni-scaffold");
+    let out = p.run(&["--force", "upgrade", "--from-binary", bin]).ok();
+    assert!(
+        out.contains("`upgrade`: create 0, update 0, delete 0"),
+        "{out}"
+    );
+    assert_eq!(p.tree(), before);
+    // A binary that cannot replay the history is named with the command it failed on.
+    p.run(&["--force", "upgrade", "--from-binary", "/bin/false"])
+        .fails(
+            1,
+            &["replaying `mni-scaffold --plugins", "init --domain=acme.io"],
+        );
+    assert_eq!(p.tree(), before);
+}
+
+#[test]
+fn history_records_each_command_that_changed_something() {
+    let p = Project::new();
+    p.run(&["init", "--domain", "acme.io", "--owner", "ACME"])
+        .ok();
+    p.run(&["init"]).ok();
+    p.run(&[
+        "--dry-run",
+        "create",
+        "api",
+        "--group",
+        "crew",
+        "--version",
+        "v1",
+        "--kind",
+        "Mate",
+    ])
+    .ok();
+    p.run(&create_crew_api("Captain", &["--namespaced", "false"]))
+        .ok();
+    let history = p.read(".mni-scaffold.yaml");
+    assert_eq!(history.matches("\n- - ").count(), 2, "{history}");
+    assert!(history.contains("- --owner=ACME\n"), "{history}");
+    assert!(
+        history.contains("- --kind=Captain\n  - --namespaced=false\n"),
+        "{history}"
+    );
+    assert!(
+        !history.contains("Mate"),
+        "a dry run records nothing: {history}"
+    );
+    // A history that does not parse is bad input naming the file.
+    std::fs::write(p.root().join(".mni-scaffold.yaml"), "commands: {}\n").unwrap();
+    p.run(&create_crew_api("Bosun", &[]))
+        .fails(2, &[".mni-scaffold.yaml", "commands"]);
+}
