@@ -14,6 +14,20 @@ use mni_tests::{
 
 type Tree = BTreeMap<String, Vec<u8>>;
 
+/// `VERB api --group G --version V --kind K` (`create` or `delete`).
+fn api<'a>(verb: &'a str, group: &'a str, version: &'a str, kind: &'a str) -> Vec<&'a str> {
+    vec![
+        verb,
+        "api",
+        "--group",
+        group,
+        "--version",
+        version,
+        "--kind",
+        kind,
+    ]
+}
+
 /// Writes `tree` under `dir`.
 fn write_tree(dir: &Path, tree: &Tree) {
     for (path, bytes) in tree {
@@ -70,16 +84,7 @@ fn create_then_delete_leaves_every_golden_byte_identical() {
     let env = scaffold_env(plugins.path(), &[]);
     for golden in GOLDEN {
         let (_tmp, dir, before) = copy_of(golden.name);
-        let mut create = vec![
-            "create",
-            "api",
-            "--group",
-            "probe",
-            "--version",
-            "v1",
-            "--kind",
-            "Probe",
-        ];
+        let mut create = api("create", "probe", "v1", "Probe");
         // Projects without a root crate take the API into one of their services.
         let service = match golden.name {
             "vpc" => Some("network"),
@@ -90,16 +95,7 @@ fn create_then_delete_leaves_every_golden_byte_identical() {
         create.extend(service.iter().flat_map(|s| ["--service", s]));
         mni_scaffold(&dir, &create, &env).unwrap_or_else(|e| panic!("{}: {e:?}", golden.name));
         assert!(read_tree(&dir).unwrap() != before, "{}", golden.name);
-        let delete = [
-            "delete",
-            "api",
-            "--group",
-            "probe",
-            "--version",
-            "v1",
-            "--kind",
-            "Probe",
-        ];
+        let delete = api("delete", "probe", "v1", "Probe");
         let out =
             mni_scaffold(&dir, &delete, &env).unwrap_or_else(|e| panic!("{}: {e:?}", golden.name));
         assert!(out.contains("delete"), "{out}");
@@ -138,21 +134,7 @@ fn deleting_an_earlier_api_equals_never_having_created_it() {
     };
     let (group, version, kind): (String, String, String) =
         (flag("group"), flag("version"), flag("kind"));
-    mni_scaffold(
-        &dir,
-        &[
-            "delete",
-            "api",
-            "--group",
-            &group,
-            "--version",
-            &version,
-            "--kind",
-            &kind,
-        ],
-        &env,
-    )
-    .unwrap();
+    mni_scaffold(&dir, &api("delete", &group, &version, &kind), &env).unwrap();
     // The same project scaffolded without that command, from scratch.
     let mut without = history.clone();
     without.commands.remove(first);
@@ -170,16 +152,7 @@ fn delete_refuses_changed_files_unless_forced_and_merges_the_rest() {
     let plugins = sample_plugins().unwrap();
     let env = scaffold_env(plugins.path(), &[]);
     let (_tmp, dir, before) = copy_of("plain-operator");
-    let create = [
-        "create",
-        "api",
-        "--group",
-        "probe",
-        "--version",
-        "v1",
-        "--kind",
-        "Probe",
-    ];
+    let create = api("create", "probe", "v1", "Probe");
     mni_scaffold(&dir, &create, &env).unwrap();
     let created = read_tree(&dir).unwrap();
     // A file the create added, and one it edited at a marker, both changed by the user.
@@ -199,16 +172,7 @@ fn delete_refuses_changed_files_unless_forced_and_merges_the_rest() {
     fs::write(dir.join(&edited), &text).unwrap();
     let changed = read_tree(&dir).unwrap();
 
-    let delete = [
-        "delete",
-        "api",
-        "--group",
-        "probe",
-        "--version",
-        "v1",
-        "--kind",
-        "Probe",
-    ];
+    let delete = api("delete", "probe", "v1", "Probe");
     let (code, message) = mni_scaffold(&dir, &delete, &env).unwrap_err();
     assert_eq!(code, 2, "{message}");
     assert!(
@@ -220,14 +184,14 @@ fn delete_refuses_changed_files_unless_forced_and_merges_the_rest() {
 
     // --dry-run shows the plan and the diff and writes nothing.
     let mut dry = vec!["--dry-run", "--force"];
-    dry.extend(delete);
+    dry.extend(&delete);
     let out = mni_scaffold(&dir, &dry, &env).unwrap();
     assert!(out.contains(&format!("delete {added}")), "{out}");
     assert!(out.contains("+++ /dev/null"), "{out}");
     assert_same(&dir, &changed, "--dry-run");
 
     let mut forced = vec!["--force"];
-    forced.extend(delete);
+    forced.extend(&delete);
     mni_scaffold(&dir, &forced, &env).unwrap();
     assert!(!dir.join(&added).exists());
     let merged = fs::read_to_string(dir.join(&edited)).unwrap();
@@ -246,21 +210,8 @@ fn delete_of_what_was_never_created_names_the_argument() {
     let plugins = sample_plugins().unwrap();
     let env = scaffold_env(plugins.path(), &[]);
     let (_tmp, dir, before) = copy_of("vpc");
-    let (code, message) = mni_scaffold(
-        &dir,
-        &[
-            "delete",
-            "api",
-            "--group",
-            "nope",
-            "--version",
-            "v1",
-            "--kind",
-            "Nope",
-        ],
-        &env,
-    )
-    .unwrap_err();
+    let (code, message) =
+        mni_scaffold(&dir, &api("delete", "nope", "v1", "Nope"), &env).unwrap_err();
     assert_eq!(code, 2);
     assert!(
         message.starts_with("--kind: no resource nope/v1, Kind=Nope"),
@@ -273,21 +224,8 @@ fn delete_of_what_was_never_created_names_the_argument() {
         "{message}"
     );
     // The VPC service's kinds came with `new service`, not `create api`.
-    let (code, message) = mni_scaffold(
-        &dir,
-        &[
-            "delete",
-            "api",
-            "--group",
-            "network",
-            "--version",
-            "v1alpha1",
-            "--kind",
-            "Network",
-        ],
-        &env,
-    )
-    .unwrap_err();
+    let (code, message) =
+        mni_scaffold(&dir, &api("delete", "network", "v1alpha1", "Network"), &env).unwrap_err();
     assert_eq!(code, 2);
     assert!(message.contains("new service network"), "{message}");
     assert_same(&dir, &before, "refusals write nothing");
@@ -337,21 +275,7 @@ fn upgrade_to_a_newer_plugin_version_keeps_the_users_edits() {
     let env = scaffold_env(plugins.path(), &[]);
 
     let (_tmp, dir, _) = copy_of("external-plugin");
-    mni_scaffold(
-        &dir,
-        &[
-            "create",
-            "api",
-            "--group",
-            "crew",
-            "--version",
-            "v1",
-            "--kind",
-            "Mate",
-        ],
-        &env,
-    )
-    .unwrap();
+    mni_scaffold(&dir, &api("create", "crew", "v1", "Mate"), &env).unwrap();
     let before = read_tree(&dir).unwrap();
     // Outside git, or with uncommitted changes, upgrade refuses (unless --force).
     let (code, message) = mni_scaffold(&dir, &["upgrade"], &env).unwrap_err();

@@ -235,18 +235,8 @@ fn history_records_each_command_that_changed_something() {
     p.run(&["init", "--domain", "acme.io", "--owner", "ACME"])
         .ok();
     p.run(&["init"]).ok();
-    p.run(&[
-        "--dry-run",
-        "create",
-        "api",
-        "--group",
-        "crew",
-        "--version",
-        "v1",
-        "--kind",
-        "Mate",
-    ])
-    .ok();
+    p.run(&[&["--dry-run"][..], &create_crew_api("Mate", &[])].concat())
+        .ok();
     p.run(&create_crew_api("Captain", &["--namespaced", "false"]))
         .ok();
     let history = p.read(".mni-scaffold.yaml");

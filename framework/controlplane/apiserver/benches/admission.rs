@@ -1,7 +1,8 @@
-//! Admission webhook overhead: the latency of one ConfigMap create against the in-process API
-//! server (in-memory store) with no webhook, with one validating webhook, and with one
-//! mutating (a JSONPatch adding a label) plus one validating webhook. The webhooks are real
-//! HTTPS servers in this process (`tests/support/hooks.rs`), called by URL with a `caBundle`.
+//! Admission overhead: the latency of one ConfigMap create against the in-process API server
+//! (in-memory store) with no webhook, with one ValidatingAdmissionPolicy (a CEL rule on the
+//! ConfigMap's data, bound cluster-wide), with one validating webhook, and with one mutating (a
+//! JSONPatch adding a label) plus one validating webhook. The webhooks are real HTTPS servers in
+//! this process (`tests/support/hooks.rs`), called by URL with a `caBundle`.
 //!
 //! Run with `cargo bench -p mni-apiserver --bench admission`. Creates are sequential, through
 //! one kube-rs client; each scenario warms up, then reports p50 and p99 over 1,000 requests
@@ -35,15 +36,81 @@ fn webhook(name: &str, client_config: Value) -> Value {
     })
 }
 
-async fn configure(client: &kube::Client, kind: &str, name: &str, hook: Value) {
+/// The cluster-scoped `admissionregistration.k8s.io/v1` API of `kind`.
+fn admission_api(client: &kube::Client, kind: &str) -> Api<DynamicObject> {
     let resource = kube::discovery::ApiResource {
         group: "admissionregistration.k8s.io".into(),
         version: "v1".into(),
         api_version: "admissionregistration.k8s.io/v1".into(),
-        kind: format!("{kind}WebhookConfiguration"),
-        plural: format!("{}webhookconfigurations", kind.to_lowercase()),
+        kind: kind.to_owned(),
+        plural: format!("{}s", kind.to_lowercase()),
     };
-    let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+    Api::all_with(client.clone(), &resource)
+}
+
+/// Creates a ValidatingAdmissionPolicy on ConfigMap creates (at most 10 data keys) and its
+/// cluster-wide binding, and waits until it denies a ConfigMap that breaks it.
+async fn policy(client: &kube::Client) {
+    let policy: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": "bench-data-keys"},
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {"resourceRules": [{
+                "operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                "resources": ["configmaps"],
+            }]},
+            "validations": [{
+                "expression": "!has(object.data) || size(object.data) <= 10",
+                "message": "at most 10 data keys",
+            }],
+        },
+    }))
+    .expect("policy");
+    let binding: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": "bench-data-keys"},
+        "spec": {"policyName": "bench-data-keys", "validationActions": ["Deny"]},
+    }))
+    .expect("binding");
+    let pp = PostParams::default();
+    admission_api(client, "ValidatingAdmissionPolicy")
+        .create(&pp, &policy)
+        .await
+        .expect("policy created");
+    admission_api(client, "ValidatingAdmissionPolicyBinding")
+        .create(&pp, &binding)
+        .await
+        .expect("binding created");
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let data: serde_json::Map<String, Value> =
+        (0..11).map(|i| (format!("k{i}"), json!("v"))).collect();
+    for attempt in 0.. {
+        let cm: ConfigMap = serde_json::from_value(json!({
+            "metadata": {"name": format!("policy-probe-{attempt}")},
+            "data": data,
+        }))
+        .expect("cm");
+        match api.create(&pp, &cm).await {
+            Err(kube::Error::Api(e)) if e.message.contains("at most 10 data keys") => break,
+            Ok(_) if attempt < 100 => tokio::time::sleep(Duration::from_millis(20)).await,
+            other => panic!("the policy does not deny: {other:?}"),
+        }
+    }
+}
+
+/// Removes the policy's binding, so later scenarios run without it.
+async fn unbind(client: &kube::Client) {
+    admission_api(client, "ValidatingAdmissionPolicyBinding")
+        .delete("bench-data-keys", &Default::default())
+        .await
+        .expect("binding deleted");
+}
+
+async fn configure(client: &kube::Client, kind: &str, name: &str, hook: Value) {
+    let api = admission_api(client, &format!("{kind}WebhookConfiguration"));
     let obj: DynamicObject = serde_json::from_value(json!({
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": format!("{kind}WebhookConfiguration"),
@@ -115,6 +182,18 @@ async fn main() -> ExitCode {
         Better::Lower,
     );
 
+    let anchor = "no webhooks";
+    policy(&client).await;
+    let (p50, p99) = quantiles(&measure(&client, "policy", sizes).await);
+    let vap = "1 ValidatingAdmissionPolicy";
+    report
+        .figure(label(vap, "p50"), "ms", Some(p50), Better::Lower)
+        .anchor("no policy, no webhooks", Some(none_p50));
+    report
+        .figure(label(vap, "p99"), "ms", Some(p99), Better::Lower)
+        .anchor("no policy, no webhooks", Some(none_p99));
+    unbind(&client).await;
+
     let validating = HookServer::start(|_| allow()).await;
     configure(
         &client,
@@ -124,7 +203,6 @@ async fn main() -> ExitCode {
     )
     .await;
     let (p50, p99) = quantiles(&measure(&client, "validated", sizes).await);
-    let anchor = "no webhooks";
     report
         .figure(
             label("1 validating webhook", "p50"),
