@@ -5,7 +5,9 @@
 //! The server is `mni-apiserver` in memory on an ephemeral loopback port, speaking plain HTTP;
 //! it starts in milliseconds, so every test gets its own. Clients made here talk to it like
 //! to any cluster: kube-rs over HTTP, with bearer tokens, RBAC enforced for everyone but the
-//! admin.
+//! admin. When [`KUBE_APISERVER_VAR`] names the directory of a real kube-apiserver and etcd,
+//! each environment starts those instead ([`ReferenceServer`], over HTTPS), and everything
+//! else — clients, CRDs, simulators, ServiceAccounts — works the same against it.
 
 use std::time::Duration;
 
@@ -18,6 +20,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::error::{Error, Result};
+use crate::reference::{KUBE_APISERVER_VAR, ReferenceServer};
 use crate::wait::wait_for_condition;
 
 /// How long [`TestEnv::install_crds`] and [`TestEnv::assert_event`] wait unless
@@ -109,13 +112,49 @@ impl TestEnvBuilder {
 
     /// Starts the API server (and the simulator, if asked) and installs the CRDs.
     pub async fn start(self) -> Result<TestEnv> {
-        let server = Server::builder().start().await.map_err(Error::Start)?;
-        let url = server.url();
-        let admin_token = server.admin_token().to_string();
-        let client = token_client(&url, &admin_token, "default", mni_apiserver::ADMIN_USER)?;
+        let backend = match std::env::var_os(KUBE_APISERVER_VAR).filter(|v| !v.is_empty()) {
+            Some(bin) => Backend::Reference(
+                ReferenceServer::start(std::path::Path::new(&bin))
+                    .await
+                    .map_err(Error::Reference)?,
+            ),
+            None => Backend::Embedded(Server::builder().start().await.map_err(Error::Start)?),
+        };
+        let (url, admin_token, kubeconfig, config) = match &backend {
+            Backend::Embedded(server) => {
+                let url = server.url();
+                let config = Config::new(url.parse().map_err(|e| Error::Client {
+                    identity: mni_apiserver::ADMIN_USER.to_string(),
+                    source: Box::new(e),
+                })?);
+                (
+                    url,
+                    server.admin_token().to_string(),
+                    server.kubeconfig(),
+                    config,
+                )
+            }
+            Backend::Reference(reference) => {
+                let path = reference.kubeconfig();
+                let kubeconfig = std::fs::read_to_string(path).map_err(|source| {
+                    Error::Reference(crate::reference::ReferenceError::Io {
+                        path: path.display().to_string(),
+                        source,
+                    })
+                })?;
+                (
+                    reference.url().to_owned(),
+                    reference.admin_token().to_owned(),
+                    kubeconfig,
+                    reference.config().clone(),
+                )
+            }
+        };
+        let client = token_client(&config, &admin_token, "default", mni_apiserver::ADMIN_USER)?;
         let mut env = TestEnv {
-            kubeconfig: server.kubeconfig(),
-            server: Some(server),
+            kubeconfig,
+            backend: Some(backend),
+            config,
             url,
             admin_token,
             client,
@@ -164,7 +203,10 @@ impl TestEnvBuilder {
 /// Dropping a `TestEnv` stops it too, in the background; [`shutdown`](Self::shutdown) waits
 /// until it has stopped.
 pub struct TestEnv {
-    server: Option<Server>,
+    backend: Option<Backend>,
+    /// The admin's configuration without its credentials' specifics: clients for other
+    /// identities are made from it.
+    config: Config,
     url: String,
     kubeconfig: String,
     admin_token: String,
@@ -213,7 +255,7 @@ impl TestEnv {
             })
     }
 
-    /// The server's base URL, `http://127.0.0.1:PORT`.
+    /// The server's base URL, `http://127.0.0.1:PORT` (`https://` for a real kube-apiserver).
     pub fn url(&self) -> &str {
         &self.url
     }
@@ -228,6 +270,12 @@ impl TestEnv {
         &self.admin_token
     }
 
+    /// The admin's client configuration (server URL and CA), from which clients for other
+    /// identities are made.
+    pub(crate) fn config(&self) -> &Config {
+        &self.config
+    }
+
     /// How long CRD installation and [`assert_event`](Self::assert_event) wait.
     pub fn timeout(&self) -> Duration {
         self.timeout
@@ -236,7 +284,14 @@ impl TestEnv {
     /// A client authenticating with a bearer token (a ServiceAccount token, or any token the
     /// server issued); its default namespace is `namespace`.
     pub fn client_with_token(&self, token: &str, namespace: &str) -> Result<Client> {
-        token_client(&self.url, token, namespace, "a bearer token")
+        token_client(&self.config, token, namespace, "a bearer token")
+    }
+
+    /// Whether this environment runs against a real kube-apiserver ([`KUBE_APISERVER_VAR`]),
+    /// for the few assertions that hold only for the embedded server (its own metrics names,
+    /// simulated kubelet behaviour).
+    pub fn is_reference(&self) -> bool {
+        matches!(self.backend, Some(Backend::Reference(_)))
     }
 
     /// Installs CRDs with server-side apply (so installing again is harmless) and waits until
@@ -297,10 +352,21 @@ impl TestEnv {
         if let Some(metal3) = self.metal3.take() {
             metal3.stop().await;
         }
-        if let Some(server) = self.server.take() {
-            server.shutdown().await;
+        match self.backend.take() {
+            Some(Backend::Embedded(server)) => server.shutdown().await,
+            // Dropping it kills the processes.
+            Some(Backend::Reference(reference)) => drop(reference),
+            None => {}
         }
     }
+}
+
+/// The API server a [`TestEnv`] runs against.
+enum Backend {
+    /// `mni-apiserver`, in this process.
+    Embedded(Server),
+    /// A real kube-apiserver and etcd, as child processes.
+    Reference(ReferenceServer),
 }
 
 impl std::fmt::Debug for TestEnv {
@@ -330,7 +396,7 @@ impl Drop for TestEnv {
         if let Some(metal3) = self.metal3.take() {
             metal3.abort();
         }
-        if let Some(server) = self.server.take() {
+        if let Some(Backend::Embedded(server)) = self.backend.take() {
             match tokio::runtime::Handle::try_current() {
                 Ok(runtime) => {
                     runtime.spawn(server.shutdown());
@@ -434,20 +500,22 @@ impl SimulatorTask {
     }
 }
 
-/// A kube-rs client for `url` authenticating with `token`.
+/// A kube-rs client for the server of `base` authenticating with `token` (and nothing else of
+/// `base`'s credentials).
 pub(crate) fn token_client(
-    url: &str,
+    base: &Config,
     token: &str,
     namespace: &str,
     identity: &str,
 ) -> Result<Client> {
-    let client_error = |source: Box<dyn std::error::Error + Send + Sync>| Error::Client {
-        identity: identity.to_string(),
-        source,
-    };
-    let uri = url.parse().map_err(|e| client_error(Box::new(e)))?;
-    let mut config = Config::new(uri);
+    let mut config = base.clone();
     config.default_namespace = namespace.to_string();
-    config.auth_info.token = Some(token.to_string().into());
-    Client::try_from(config).map_err(|e| client_error(Box::new(e)))
+    config.auth_info = kube::config::AuthInfo {
+        token: Some(token.to_string().into()),
+        ..Default::default()
+    };
+    Client::try_from(config).map_err(|e| Error::Client {
+        identity: identity.to_string(),
+        source: Box::new(e),
+    })
 }

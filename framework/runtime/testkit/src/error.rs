@@ -15,6 +15,9 @@ pub enum Error {
     /// The in-process API server did not start.
     #[error("starting the in-process API server: {0}")]
     Start(#[source] mni_apiserver::Error),
+    /// The real kube-apiserver named by `MNI_TESTKIT_KUBE_APISERVER` did not start.
+    #[error("starting the reference kube-apiserver: {0}")]
+    Reference(#[source] crate::reference::ReferenceError),
     /// A kube-rs client could not be built for an identity.
     #[error("building a client for {identity}: {source}")]
     Client {

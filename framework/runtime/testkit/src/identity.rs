@@ -233,7 +233,7 @@ impl TestEnv {
                     "the TokenRequest for ServiceAccount {namespace}/{name} returned no token"
                 ))
             })?;
-        token_client(self.url(), &token, namespace, &identity)
+        token_client(self.config(), &token, namespace, &identity)
     }
 }
 

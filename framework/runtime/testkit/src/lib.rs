@@ -52,6 +52,7 @@ mod events;
 mod identity;
 mod manifests;
 mod owner;
+pub mod reference;
 mod wait;
 
 pub use env::{DEFAULT_TIMEOUT, TestEnv, TestEnvBuilder};
