@@ -38,12 +38,17 @@ fn webhook(name: &str, client_config: Value) -> Value {
 
 /// The cluster-scoped `admissionregistration.k8s.io/v1` API of `kind`.
 fn admission_api(client: &kube::Client, kind: &str) -> Api<DynamicObject> {
+    let lower = kind.to_lowercase();
+    let plural = match lower.strip_suffix('y') {
+        Some(stem) => format!("{stem}ies"),
+        None => format!("{lower}s"),
+    };
     let resource = kube::discovery::ApiResource {
         group: "admissionregistration.k8s.io".into(),
         version: "v1".into(),
         api_version: "admissionregistration.k8s.io/v1".into(),
         kind: kind.to_owned(),
-        plural: format!("{}s", kind.to_lowercase()),
+        plural,
     };
     Api::all_with(client.clone(), &resource)
 }
