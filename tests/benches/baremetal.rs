@@ -147,13 +147,13 @@ async fn bench(mode: Mode, report: &mut Report) -> Result<()> {
     );
     report.figure(
         label("Redfish requests per server, to available"),
-        "",
+        "requests",
         median_of(|m| m.requests_available),
         Better::Lower,
     );
     report.figure(
         label("Redfish requests per server, to provisioned"),
-        "",
+        "requests",
         median_of(|m| m.requests_provisioned),
         Better::Lower,
     );
