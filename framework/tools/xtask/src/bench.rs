@@ -25,6 +25,7 @@ pub const BENCHES: &[(&str, &str)] = &[
     ("mni-dev", "apiserver"),
     ("mni-operator", "operator"),
     ("mni-tests", "service"),
+    ("mni-tests", "baremetal"),
 ];
 
 /// The book page the table is written into, relative to the repository root.
