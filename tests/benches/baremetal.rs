@@ -31,7 +31,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
@@ -42,6 +42,11 @@ use kube::core::{ApiResource, GroupVersionKind};
 use kube::runtime::watcher;
 use mni_bench::{Better, Mode, Report};
 use mni_redfish::testing::Emulator;
+
+#[path = "support/procs.rs"]
+mod procs;
+
+use procs::{Guard, cpu_secs, peak_rss_mib};
 use serde_json::{Value, json};
 
 const NAMESPACE: &str = "default";
@@ -49,16 +54,6 @@ const USER: &str = "admin";
 const PASSWORD: &str = "s3cret";
 /// Concurrent clients creating and patching the servers.
 const CLIENTS: usize = 16;
-
-/// Kills a child process when dropped.
-struct Guard(Child);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// What one run measured.
 #[derive(Debug, Clone, Copy)]
@@ -199,79 +194,16 @@ fn median(mut values: Vec<f64>) -> Option<f64> {
     })
 }
 
-fn cargo(target_dir: &Path, args: &[&str]) -> Result<()> {
-    let status = mni_tests::clean_cargo_env(&mut Command::new(env!("CARGO")))
-        .args(args)
-        .env("CARGO_TARGET_DIR", target_dir)
-        .status()
-        .context("cargo")?;
-    if !status.success() {
-        bail!("cargo {} failed", args.join(" "));
-    }
-    Ok(())
-}
-
-/// Builds mni-dev and the operator: release builds for a full run (the operator in a target
-/// directory of its own, as the `service` bench does, so the two do not rebuild each other's
-/// dependencies), the test suite's debug builds for a smoke run.
+/// Builds mni-dev and the operator ([`procs::build`]).
 fn build(mode: Mode) -> Result<Binaries> {
-    let root = mni_tests::repo_root();
-    let service = root.join("services/baremetal");
-    // The service is a workspace of its own; it builds with mNi's lock file (as
-    // scripts/golden.sh does; the copy is ignored by git).
-    std::fs::copy(root.join("Cargo.lock"), service.join("Cargo.lock"))
-        .context("copying Cargo.lock into services/baremetal")?;
-    let target =
-        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
-    let (profile, operator_target, release_flag) = match mode {
-        Mode::Full => ("release", target.join("bench-operator"), vec!["--release"]),
-        Mode::Smoke => ("debug", target.clone(), vec![]),
-    };
-    let mut args = vec!["build"];
-    args.extend(&release_flag);
-    args.extend(["-p", "mni-dev", "--bin", "mni-dev"]);
-    cargo(&target, &args)?;
-    let manifest = service.join("Cargo.toml");
-    let mut args = vec!["build"];
-    args.extend(&release_flag);
-    args.extend([
-        "--manifest-path",
-        manifest.to_str().context("utf-8 path")?,
-        "-p",
-        "metal-operator",
-    ]);
-    cargo(&operator_target, &args)?;
+    let service = mni_tests::repo_root().join("services/baremetal");
+    let built = procs::build(mode, &service, "metal-operator")?;
     Ok(Binaries {
-        dev: target.join(profile).join("mni-dev"),
-        operator: operator_target.join(profile).join("metal-operator"),
+        dev: built.dev,
+        operator: built.operator,
         crds: service.join("operator/config/crd/bases"),
-        profile,
+        profile: built.profile,
     })
-}
-
-/// Peak resident set size of `pid` in MiB.
-fn peak_rss_mib(pid: u32) -> Result<f64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    let kib: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .with_context(|| format!("VmHWM of process {pid}"))?;
-    Ok(kib / 1024.0)
-}
-
-/// CPU time (user + system) `pid` has used so far, in seconds (clock ticks of 1/100 s).
-fn cpu_secs(pid: u32) -> Result<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    // The fields after the command name, which is in parentheses and may contain spaces.
-    let rest = stat.rsplit_once(')').context("/proc/pid/stat")?.1;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| -> Result<f64> {
-        let field = fields.get(i).context("/proc/pid/stat field")?;
-        Ok(field.parse::<f64>()?)
-    };
-    // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
-    Ok((ticks(11)? + ticks(12)?) / 100.0)
 }
 
 /// The pid of this process's child `sushy-emulator` listening on `port` (the harness does not

@@ -16,9 +16,8 @@
 //! -- --smoke` runs 20 installations on the debug builds (CI does, after the golden projects).
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::process::ExitCode;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
@@ -27,57 +26,14 @@ use kube::api::{Api, DynamicObject, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::runtime::watcher;
 use mni_bench::{Better, Mode, Report};
+
+#[path = "support/procs.rs"]
+mod procs;
+
+use procs::{Guard, cpu_secs, peak_rss_mib};
 use serde_json::json;
 
 const METRICS: &str = "127.0.0.1:18690";
-
-/// Kills a child process when dropped.
-struct Guard(Child);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn cargo(target_dir: &Path, args: &[&str]) -> Result<()> {
-    let status = mni_tests::clean_cargo_env(&mut Command::new(env!("CARGO")))
-        .args(args)
-        .env("CARGO_TARGET_DIR", target_dir)
-        .status()
-        .context("cargo")?;
-    if !status.success() {
-        bail!("cargo {} failed", args.join(" "));
-    }
-    Ok(())
-}
-
-/// Peak resident set size of `pid` in MiB.
-fn peak_rss_mib(pid: u32) -> Result<f64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    let kib: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .context("VmHWM")?;
-    Ok(kib / 1024.0)
-}
-
-/// CPU time (user + system) `pid` has used so far, in seconds (Linux reports clock ticks of
-/// 1/100 s).
-fn cpu_secs(pid: u32) -> Result<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    // The fields after the command name, which is in parentheses and may contain spaces.
-    let rest = stat.rsplit_once(')').context("/proc/pid/stat")?.1;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| -> Result<f64> {
-        let field = fields.get(i).context("/proc/pid/stat field")?;
-        Ok(field.parse::<f64>()?)
-    };
-    // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
-    Ok((ticks(11)? + ticks(12)?) / 100.0)
-}
 
 /// The operator's `controller_runtime_reconcile_total`, summed over controllers and results.
 fn reconciles() -> Result<f64> {
@@ -106,33 +62,8 @@ async fn run(mode: Mode, report: &mut Report) -> Result<()> {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(mode.pick(1000, 20));
-    let root = mni_tests::repo_root();
     let project = mni_tests::golden_dir("multi-api");
-    std::fs::copy(root.join("Cargo.lock"), project.join("Cargo.lock"))?;
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map_or_else(|| root.join("target"), std::path::PathBuf::from);
-    // A full run builds both in release mode, the operator in a target directory of its own:
-    // built into the workspace's, its dependencies and mni-dev's rebuild each other (minutes
-    // per run on 2 cores). A smoke run uses the debug builds the test suite made.
-    let (profile, operator_target, release_flag) = match mode {
-        Mode::Full => ("release", target.join("bench-operator"), vec!["--release"]),
-        Mode::Smoke => ("debug", target.clone(), vec![]),
-    };
-    let mut args = vec!["build"];
-    args.extend(&release_flag);
-    args.extend(["-p", "mni-dev", "--bin", "mni-dev"]);
-    cargo(&target, &args)?;
-    let manifest = project.join("Cargo.toml");
-    let mut args = vec!["build"];
-    args.extend(&release_flag);
-    args.extend([
-        "--manifest-path",
-        manifest.to_str().context("utf-8 path")?,
-        "-p",
-        "ledger-operator",
-    ]);
-    cargo(&operator_target, &args)?;
-    let release = target.join(profile);
+    let built = procs::build(mode, &project, "ledger-operator")?;
 
     let tmp = tempfile::tempdir()?;
     let kubeconfig = tmp.path().join("kubeconfig");
@@ -143,7 +74,7 @@ async fn run(mode: Mode, report: &mut Report) -> Result<()> {
         .unwrap_or_else(|| tmp.path().join("mni-dev.log"));
     let log = std::fs::File::create(&dev_log)?;
     let dev = Guard(
-        Command::new(release.join("mni-dev"))
+        Command::new(&built.dev)
             .args(["up", "--listen", "127.0.0.1:0", "--data-dir"])
             .arg(tmp.path().join("data"))
             .arg("--kubeconfig")
@@ -170,7 +101,7 @@ async fn run(mode: Mode, report: &mut Report) -> Result<()> {
         bail!("kubectl apply of the CRDs failed");
     }
     let operator = Guard(
-        Command::new(operator_target.join(profile).join("ledger-operator"))
+        Command::new(&built.operator)
             .args(["--metrics-bind-address", METRICS])
             .args(["--health-probe-bind-address", "127.0.0.1:0"])
             .env("KUBECONFIG", &kubeconfig)
@@ -292,8 +223,8 @@ async fn run(mode: Mode, report: &mut Report) -> Result<()> {
         Better::Lower,
     );
     report.note(format!(
-        "CPU until all Ready: {:.1} s mni-dev, {:.1} s operator ({profile} builds, durable store)",
-        cpu.0, cpu.1
+        "CPU until all Ready: {:.1} s mni-dev, {:.1} s operator ({} builds, durable store)",
+        cpu.0, cpu.1, built.profile
     ));
     Ok(())
 }
