@@ -280,6 +280,12 @@ mod tests {
             "'hello'.substring(1, 3) == 'el' && 'hello'.charAt(1) == 'e'",
             true,
         );
+        // kube-apiserver estimates `string(int)` as unbounded, so messages with a number use
+        // `format`, whose cost it bounds.
+        check(
+            "'cores: %d is not between 1 and 32'.format([64]) == 'cores: 64 is not between 1 and 32'",
+            true,
+        );
         check("'%s-%d'.format(['a', 1]) == 'a-1'", true);
     }
 
