@@ -280,12 +280,8 @@ mod tests {
     }
 
     fn request(operation: &str, object: Value) -> Arc<Request> {
-        Arc::new(
-            serde_json::from_value(json!({
-                "uid": "u", "operation": operation, "object": object, "dryRun": true,
-            }))
-            .unwrap(),
-        )
+        let operation = serde_json::from_value(json!(operation)).unwrap();
+        Arc::new(Request::new(operation, object).with_dry_run(true))
     }
 
     #[test]
@@ -313,6 +309,9 @@ mod tests {
         assert!(allowed.allowed);
         assert_eq!(allowed.warnings, vec!["dry run".to_string()]);
         // Update and delete allow by default; an object of the wrong shape is a 400.
+        let old = json!({"metadata": {"name": "bad"}});
+        let delete = Request::new(Operation::Delete, Value::Null).with_old_object(old);
+        assert!(h.handle(Arc::new(delete)).await.allowed);
         let wrong = h
             .handle(request("CREATE", json!({"metadata": {"name": 7}})))
             .await;

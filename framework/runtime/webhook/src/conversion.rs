@@ -204,3 +204,64 @@ fn convert_one(
     converted["apiVersion"] = json!(desired);
     Ok(converted)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn review(api_version: &str, request: Value) -> Vec<u8> {
+        serde_json::to_vec(&json!({
+            "apiVersion": api_version, "kind": "ConversionReview", "request": request,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn malformed_reviews_are_errors_naming_the_problem() {
+        let e = convert_review(&[], b"{").unwrap_err();
+        assert!(
+            e.to_string().contains("not an apiextensions.k8s.io/v1"),
+            "{e}"
+        );
+        let e = convert_review(
+            &[],
+            &review(
+                "apiextensions.k8s.io/v1beta1",
+                json!({"uid": "u", "desiredAPIVersion": "example.com/v1"}),
+            ),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("v1beta1"), "{e}");
+        let e = convert_review(&[], &review(CONVERSION_API_VERSION, Value::Null)).unwrap_err();
+        assert!(matches!(e, ConversionReviewError::NoRequest));
+        let e =
+            convert_review(&[], &review(CONVERSION_API_VERSION, json!({"uid": "u"}))).unwrap_err();
+        assert!(e.to_string().contains("desiredAPIVersion"), "{e}");
+    }
+
+    #[test]
+    fn an_unregistered_kind_fails_with_the_kinds_name() {
+        let body = review(
+            CONVERSION_API_VERSION,
+            json!({"uid": "u", "desiredAPIVersion": "example.com/v2",
+                "objects": [{"apiVersion": "example.com/v1", "kind": "Gadget"}]}),
+        );
+        let answer = convert_review(&[], &body).unwrap();
+        assert_eq!(
+            answer["response"],
+            json!({
+                "uid": "u",
+                "convertedObjects": [],
+                "result": {"metadata": {}, "status": "Failure",
+                    "message": "no conversion registered for kind \"Gadget\" of \"example.com/v1\""},
+            })
+        );
+        // No objects: nothing to convert, a success.
+        let empty = review(
+            CONVERSION_API_VERSION,
+            json!({"uid": "u", "desiredAPIVersion": "example.com/v2", "objects": []}),
+        );
+        let answer = convert_review(&[], &empty).unwrap();
+        assert_eq!(answer["response"]["result"]["status"], "Success");
+    }
+}

@@ -121,6 +121,41 @@ pub struct Request {
     pub options: Value,
 }
 
+impl Request {
+    /// A request for `operation` on `object` (the old object, the dry run and the rest
+    /// empty), e.g. to call a validator in a unit test.
+    pub fn new(operation: Operation, object: Value) -> Self {
+        Self {
+            uid: String::new(),
+            kind: GroupVersionKind::default(),
+            resource: GroupVersionResource::default(),
+            sub_resource: None,
+            name: String::new(),
+            namespace: String::new(),
+            operation,
+            user_info: UserInfo::default(),
+            object,
+            old_object: Value::Null,
+            dry_run: false,
+            options: Value::Null,
+        }
+    }
+
+    /// With `old_object` (an update's previous object, a delete's object).
+    #[must_use]
+    pub fn with_old_object(mut self, old_object: Value) -> Self {
+        self.old_object = old_object;
+        self
+    }
+
+    /// With [`dry_run`](Self::dry_run) set to `dry_run`.
+    #[must_use]
+    pub fn with_dry_run(mut self, dry_run: bool) -> Self {
+        self.dry_run = dry_run;
+        self
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Review<R> {

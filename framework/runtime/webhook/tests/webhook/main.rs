@@ -5,4 +5,5 @@
 mod admission;
 mod certificates;
 mod conversion;
+mod lifecycle;
 mod support;
