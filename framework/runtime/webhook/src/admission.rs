@@ -120,7 +120,15 @@ pub trait Validator<K: Kind>: Send + Sync + 'static {
 
 /// Sets defaults on objects of kind `K` on create and update (Kubebuilder's
 /// `CustomDefaulter`); a [`Denial`] refuses the request instead.
+///
+/// The object goes through `K` and back, so fields `K` does not know (added by a newer API
+/// server) or drops (`null`s) would vanish from it; like controller-runtime by default, the
+/// patch therefore never removes a field unless [`REMOVE_FIELDS`](Self::REMOVE_FIELDS) is set.
 pub trait Defaulter<K: Kind>: Send + Sync + 'static {
+    /// Whether the patch may remove fields (controller-runtime's
+    /// `DefaulterRemoveUnknownOrOmitableFields`); default false.
+    const REMOVE_FIELDS: bool = false;
+
     /// Changes `object` in place; the server sends the difference as a JSONPatch.
     fn default(
         &self,
@@ -241,6 +249,11 @@ impl<K: Kind, D: Defaulter<K>> Handler for Defaulting<K, D> {
             };
             let mut verdict = Verdict::allow(warnings);
             verdict.patch = patch_between(&request.object, &defaulted);
+            if !D::REMOVE_FIELDS {
+                verdict
+                    .patch
+                    .retain(|op| !matches!(op, json_patch::PatchOperation::Remove(_)));
+            }
             verdict
         }
         .boxed()
@@ -339,5 +352,36 @@ mod tests {
         let labelled = json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "a", "labels": {"team": "red"}}});
         assert!(h.handle(request("UPDATE", labelled)).await.patch.is_empty());
+        // Fields ConfigMap does not know, and nulls, are not removed.
+        let newer = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "a", "labels": {"team": "red"}, "creationTimestamp": null},
+            "fieldOfAFutureRelease": {"x": 1}});
+        assert!(h.handle(request("UPDATE", newer)).await.patch.is_empty());
+    }
+
+    struct DropData;
+
+    impl Defaulter<ConfigMap> for DropData {
+        const REMOVE_FIELDS: bool = true;
+
+        async fn default(&self, _: &Request, cm: &mut ConfigMap) -> Result<Warnings, Denial> {
+            cm.data = None;
+            Ok(Warnings::new())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_defaulter_that_asks_for_it_removes_fields() {
+        let h = Defaulting {
+            defaulter: DropData,
+            kind: PhantomData::<fn() -> ConfigMap>,
+        };
+        let object = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"},
+            "data": {"k": "v"}});
+        let verdict = h.handle(request("CREATE", object)).await;
+        assert_eq!(
+            serde_json::to_value(&verdict.patch).unwrap(),
+            json!([{"op": "remove", "path": "/data"}])
+        );
     }
 }
