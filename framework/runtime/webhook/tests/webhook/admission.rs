@@ -70,7 +70,7 @@ impl Defaulter<ConfigMap> for TeamLabel {
 
 /// The server with both, its metrics in the manager's registry (Kubebuilder's paths:
 /// `/validate--v1-configmap` and `/mutate--v1-configmap`).
-fn webhook_server(metrics: &mni_operator::Metrics) -> mni_webhook::WebhookServerBuilder {
+pub(crate) fn webhook_server(metrics: &mni_operator::Metrics) -> mni_webhook::WebhookServerBuilder {
     WebhookServer::builder()
         .with_validator(NoPasswords)
         .with_defaulter(TeamLabel)

@@ -5,5 +5,6 @@
 mod admission;
 mod certificates;
 mod conversion;
+mod kubectl;
 mod lifecycle;
 mod support;
