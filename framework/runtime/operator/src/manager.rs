@@ -92,6 +92,10 @@ impl ShutdownHandle {
     }
 }
 
+/// A named readiness check `/readyz` runs besides the manager's own (controller-runtime's
+/// `AddReadyzCheck`): `Err` carries why it is not ready.
+pub type ReadyzCheck = Arc<dyn Fn() -> Result<(), String> + Send + Sync>;
+
 /// What `/readyz` reports.
 #[derive(Default)]
 struct Readiness {
@@ -99,6 +103,8 @@ struct Readiness {
     standby: AtomicBool,
     /// Every controller's caches have synced.
     synced: AtomicBool,
+    /// The checks added with [`ManagerBuilder::with_readyz_check`], by name.
+    checks: Vec<(String, ReadyzCheck)>,
 }
 
 /// Builds a [`Manager`]; see [`Manager::builder`].
@@ -114,6 +120,7 @@ pub struct ManagerBuilder {
     handle_signals: bool,
     graceful_shutdown_timeout: Option<Duration>,
     metrics: Arc<Metrics>,
+    readyz_checks: Vec<(String, ReadyzCheck)>,
 }
 
 impl ManagerBuilder {
@@ -212,6 +219,18 @@ impl ManagerBuilder {
         self
     }
 
+    /// Adds a check `/readyz` runs (controller-runtime's `AddReadyzCheck`): the probe answers
+    /// 503 naming `name` and the check's message while it fails. A webhook server adds its
+    /// started check here.
+    pub fn with_readyz_check(
+        mut self,
+        name: impl Into<String>,
+        check: impl Fn() -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        self.readyz_checks.push((name.into(), Arc::new(check)));
+        self
+    }
+
     /// The manager.
     pub fn build(self) -> Manager {
         let leader_election = self.leader_election.or_else(|| {
@@ -236,6 +255,7 @@ impl ManagerBuilder {
             handle_signals: self.handle_signals,
             graceful_shutdown_timeout: self.graceful_shutdown_timeout,
             metrics: self.metrics,
+            readyz_checks: self.readyz_checks,
             shutdown: ShutdownHandle::new(),
         }
     }
@@ -252,6 +272,7 @@ pub struct Manager {
     handle_signals: bool,
     graceful_shutdown_timeout: Option<Duration>,
     metrics: Arc<Metrics>,
+    readyz_checks: Vec<(String, ReadyzCheck)>,
     shutdown: ShutdownHandle,
 }
 
@@ -270,6 +291,7 @@ impl Manager {
             handle_signals: true,
             graceful_shutdown_timeout: Some(DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT),
             metrics: Arc::new(Metrics::new()),
+            readyz_checks: Vec::new(),
         }
     }
 
@@ -289,11 +311,14 @@ impl Manager {
     }
 
     /// Binds the listeners and starts running in the background.
-    pub async fn start(self) -> Result<RunningManager, Error> {
+    pub async fn start(mut self) -> Result<RunningManager, Error> {
         if let Some(election) = &self.leader_election {
             election.validate()?;
         }
-        let readiness = Arc::new(Readiness::default());
+        let readiness = Arc::new(Readiness {
+            checks: std::mem::take(&mut self.readyz_checks),
+            ..Readiness::default()
+        });
         readiness
             .standby
             .store(self.leader_election.is_some(), Ordering::SeqCst);
@@ -425,7 +450,15 @@ impl Manager {
                 tracing::info!("caches synced");
             }
         });
-        let all = futures::future::join_all(runs);
+        // Without controllers (a webhook-only manager) there is nothing to wait for but the
+        // shutdown, as controller-runtime's manager runs until its context ends.
+        let idle = runs.is_empty().then(|| self.shutdown.wait());
+        let all = async move {
+            futures::future::join_all(runs).await;
+            if let Some(shutdown) = idle {
+                shutdown.await;
+            }
+        };
         let result = match (elector, &self.leader_election) {
             (Some(mut elector), Some(election)) => {
                 let result = tokio::select! {
@@ -531,11 +564,22 @@ async fn serve_metrics(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse
 }
 
 async fn serve_readyz(State(readiness): State<Arc<Readiness>>) -> impl IntoResponse {
-    if readiness.standby.load(Ordering::SeqCst) || readiness.synced.load(Ordering::SeqCst) {
-        (StatusCode::OK, "ok")
-    } else {
-        (StatusCode::SERVICE_UNAVAILABLE, "caches not synced")
+    readyz(&readiness)
+}
+
+fn readyz(readiness: &Readiness) -> (StatusCode, String) {
+    if !readiness.standby.load(Ordering::SeqCst) && !readiness.synced.load(Ordering::SeqCst) {
+        return (StatusCode::SERVICE_UNAVAILABLE, "caches not synced".into());
     }
+    for (name, check) in &readiness.checks {
+        if let Err(why) = check() {
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("readyz check {name:?} failed: {why}"),
+            );
+        }
+    }
+    (StatusCode::OK, "ok".into())
 }
 
 async fn wait_for_signal() {
@@ -550,5 +594,38 @@ async fn wait_for_signal() {
         Err(_) => {
             let _ = ctrl_c.await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readyz_runs_the_added_checks_once_the_caches_are_synced() {
+        let started = Arc::new(AtomicBool::new(false));
+        let flag = started.clone();
+        let check: ReadyzCheck = Arc::new(move || {
+            if flag.load(Ordering::SeqCst) {
+                Ok(())
+            } else {
+                Err("not listening yet".into())
+            }
+        });
+        let readiness = Readiness {
+            checks: vec![("webhook".into(), check)],
+            ..Readiness::default()
+        };
+        assert_eq!(readyz(&readiness).1, "caches not synced");
+        readiness.synced.store(true, Ordering::SeqCst);
+        assert_eq!(
+            readyz(&readiness),
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "readyz check \"webhook\" failed: not listening yet".to_string()
+            )
+        );
+        started.store(true, Ordering::SeqCst);
+        assert_eq!(readyz(&readiness), (StatusCode::OK, "ok".to_string()));
     }
 }
