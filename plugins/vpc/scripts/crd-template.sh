@@ -16,8 +16,8 @@ trap 'rm -rf "$work"' EXIT
 cargo build -q -p mni-scaffold
 mkdir "$work/zqx"
 cd "$work/zqx"
-"$root/target/debug/mni-scaffold" --plugins vpc/v1 init --domain zz.test --mni-path "$root" >/dev/null
-"$root/target/debug/mni-scaffold" new service zqx >/dev/null
+"${CARGO_TARGET_DIR:-$root/target}/debug/mni-scaffold" --plugins vpc/v1 init --domain zz.test --mni-path "$root" >/dev/null
+"${CARGO_TARGET_DIR:-$root/target}/debug/mni-scaffold" new service zqx >/dev/null
 cp "$root/Cargo.lock" .
 CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$root/target} cargo run -q --offline -p zqx-operator -- crd >crds.yaml
 

@@ -287,6 +287,9 @@ mod tests {
             true,
         );
         check("'%s-%d'.format(['a', 1]) == 'a-1'", true);
+        // A limit bounds the parts, and kube-apiserver's cost estimate with them.
+        check("'a,b,c'.split(',', 2) == ['a', 'b,c']", true);
+        check("'a'.split(',', 2) == ['a']", true);
     }
 
     #[test]

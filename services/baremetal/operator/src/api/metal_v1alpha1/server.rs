@@ -196,7 +196,7 @@ pub struct SecretReference {
     },
     {
         "rule": "!has(self.minSizeGigabytes) || self.minSizeGigabytes >= 0",
-        "messageExpression": "'rootDeviceHints.minSizeGigabytes: ' + string(self.minSizeGigabytes) + ' is negative'",
+        "messageExpression": "'rootDeviceHints.minSizeGigabytes: %d is negative'.format([self.minSizeGigabytes])",
         "reason": "FieldValueInvalid",
         "fieldPath": ".minSizeGigabytes"
     }

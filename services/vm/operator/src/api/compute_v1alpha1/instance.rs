@@ -104,7 +104,7 @@ pub struct InstanceSpec {
 #[schemars(extend("x-kubernetes-validations" = [
     {
         "rule": "self.cores >= 1 && self.cores <= 32",
-        "messageExpression": "'resources.cores: ' + string(self.cores) + ' is not between 1 and 32'",
+        "messageExpression": "'resources.cores: %d is not between 1 and 32'.format([self.cores])",
         "reason": "FieldValueInvalid",
         "fieldPath": ".cores"
     },

@@ -35,26 +35,26 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "camelCase")]
 #[schemars(extend("x-kubernetes-validations" = [
     {
-        "rule": "self.subnets.all(a, self.subnets.all(b, a.name == b.name || !a.cidrBlock.split(',').exists(x, b.cidrBlock.split(',').exists(y, isCIDR(x) && isCIDR(y) && (cidr(x).containsCIDR(y) || cidr(y).containsCIDR(x))))))",
-        "messageExpression": "self.subnets.filter(a, self.subnets.exists(b, a.name != b.name && a.cidrBlock.split(',').exists(x, b.cidrBlock.split(',').exists(y, isCIDR(x) && isCIDR(y) && (cidr(x).containsCIDR(y) || cidr(y).containsCIDR(x)))))).map(a, 'subnet ' + a.name + ': cidrBlock ' + a.cidrBlock + ' overlaps subnet ' + self.subnets.filter(b, a.name != b.name && a.cidrBlock.split(',').exists(x, b.cidrBlock.split(',').exists(y, isCIDR(x) && isCIDR(y) && (cidr(x).containsCIDR(y) || cidr(y).containsCIDR(x))))).map(b, b.name + ' (' + b.cidrBlock + ')')[0])[0]",
+        "rule": "self.subnets.all(a, self.subnets.all(b, a.name == b.name || !a.cidrBlock.split(',', 2).exists(x, b.cidrBlock.split(',', 2).exists(y, isCIDR(x) && isCIDR(y) && (cidr(x).containsCIDR(y) || cidr(y).containsCIDR(x))))))",
+        "messageExpression": "self.subnets.map(a, self.subnets.filter(b, a.name != b.name && a.cidrBlock.split(',', 2).exists(x, b.cidrBlock.split(',', 2).exists(y, isCIDR(x) && isCIDR(y) && (cidr(x).containsCIDR(y) || cidr(y).containsCIDR(x))))).map(b, 'subnet %s: cidrBlock %s overlaps subnet %s (%s)'.format([a.name, a.cidrBlock, b.name, b.cidrBlock]))).filter(l, size(l) > 0)[0][0]",
         "reason": "FieldValueInvalid",
         "fieldPath": ".subnets"
     },
     {
-        "rule": "!has(self.natGateway) || self.subnets.exists(s, s.cidrBlock.split(',').exists(c, isCIDR(c) && isIP(self.natGateway.lanIp) && cidr(c).containsIP(self.natGateway.lanIp)))",
+        "rule": "!has(self.natGateway) || self.subnets.exists(s, s.cidrBlock.split(',', 2).exists(c, isCIDR(c) && isIP(self.natGateway.lanIp) && cidr(c).containsIP(self.natGateway.lanIp)))",
         "messageExpression": "'natGateway: lanIp ' + self.natGateway.lanIp + ' is not inside a subnet of the VPC'",
         "reason": "FieldValueInvalid",
         "fieldPath": ".natGateway.lanIp"
     },
     {
-        "rule": "!has(self.natGateway) || !has(self.natGateway.snatRules) || self.natGateway.snatRules.all(r, !isCIDR(r.internalCIDR) || self.subnets.exists(s, s.cidrBlock.split(',').exists(c, isCIDR(c) && cidr(c).containsCIDR(r.internalCIDR))))",
-        "messageExpression": "self.natGateway.snatRules.filter(r, !isCIDR(r.internalCIDR) || !self.subnets.exists(s, s.cidrBlock.split(',').exists(c, isCIDR(c) && cidr(c).containsCIDR(r.internalCIDR)))).map(r, 'snat rule ' + r.name + ': internalCIDR ' + r.internalCIDR + ' is not inside a subnet of the VPC')[0]",
+        "rule": "!has(self.natGateway) || !has(self.natGateway.snatRules) || self.natGateway.snatRules.all(r, !isCIDR(r.internalCIDR) || self.subnets.exists(s, s.cidrBlock.split(',', 2).exists(c, isCIDR(c) && cidr(c).containsCIDR(r.internalCIDR))))",
+        "messageExpression": "self.natGateway.snatRules.filter(r, !isCIDR(r.internalCIDR) || !self.subnets.exists(s, s.cidrBlock.split(',', 2).exists(c, isCIDR(c) && cidr(c).containsCIDR(r.internalCIDR)))).map(r, 'snat rule %s: internalCIDR %s is not inside a subnet of the VPC'.format([r.name, r.internalCIDR]))[0]",
         "reason": "FieldValueInvalid",
         "fieldPath": ".natGateway.snatRules"
     },
     {
-        "rule": "!has(self.natGateway) || !has(self.natGateway.dnatRules) || self.natGateway.dnatRules.all(r, !isIP(r.internalIp) || self.subnets.exists(s, s.cidrBlock.split(',').exists(c, isCIDR(c) && cidr(c).containsIP(r.internalIp))))",
-        "messageExpression": "self.natGateway.dnatRules.filter(r, !isIP(r.internalIp) || !self.subnets.exists(s, s.cidrBlock.split(',').exists(c, isCIDR(c) && cidr(c).containsIP(r.internalIp)))).map(r, 'dnat rule ' + r.name + ': internalIp ' + r.internalIp + ' is not inside a subnet of the VPC')[0]",
+        "rule": "!has(self.natGateway) || !has(self.natGateway.dnatRules) || self.natGateway.dnatRules.all(r, !isIP(r.internalIp) || self.subnets.exists(s, s.cidrBlock.split(',', 2).exists(c, isCIDR(c) && cidr(c).containsIP(r.internalIp))))",
+        "messageExpression": "self.natGateway.dnatRules.filter(r, !isIP(r.internalIp) || !self.subnets.exists(s, s.cidrBlock.split(',', 2).exists(c, isCIDR(c) && cidr(c).containsIP(r.internalIp)))).map(r, 'dnat rule %s: internalIp %s is not inside a subnet of the VPC'.format([r.name, r.internalIp]))[0]",
         "reason": "FieldValueInvalid",
         "fieldPath": ".natGateway.dnatRules"
     }
@@ -102,13 +102,13 @@ pub struct VirtualPrivateCloudSpec {
         "fieldPath": ".cidrBlock"
     },
     {
-        "rule": "!has(self.gateway) || self.gateway.split(',').all(g, isIP(g))",
+        "rule": "!has(self.gateway) || self.gateway.split(',', 2).all(g, isIP(g))",
         "messageExpression": "'subnet ' + self.name + ': gateway ' + self.gateway + ' is not an IP address'",
         "reason": "FieldValueInvalid",
         "fieldPath": ".gateway"
     },
     {
-        "rule": "!has(self.gateway) || self.gateway.split(',').all(g, !isIP(g) || self.cidrBlock.split(',').exists(c, isCIDR(c) && cidr(c).containsIP(g)))",
+        "rule": "!has(self.gateway) || self.gateway.split(',', 2).all(g, !isIP(g) || self.cidrBlock.split(',', 2).exists(c, isCIDR(c) && cidr(c).containsIP(g)))",
         "messageExpression": "'subnet ' + self.name + ': gateway ' + self.gateway + ' is outside cidrBlock ' + self.cidrBlock",
         "reason": "FieldValueInvalid",
         "fieldPath": ".gateway"
@@ -120,8 +120,8 @@ pub struct VirtualPrivateCloudSpec {
         "fieldPath": ".excludeIps"
     },
     {
-        "rule": "!has(self.excludeIps) || self.excludeIps.all(e, e.split('..').all(p, !isIP(p) || self.cidrBlock.split(',').exists(c, isCIDR(c) && cidr(c).containsIP(p))))",
-        "messageExpression": "'subnet ' + self.name + ': excludeIps ' + self.excludeIps.filter(e, !e.split('..').all(p, !isIP(p) || self.cidrBlock.split(',').exists(c, isCIDR(c) && cidr(c).containsIP(p))))[0] + ' is outside cidrBlock ' + self.cidrBlock",
+        "rule": "!has(self.excludeIps) || self.excludeIps.all(e, e.split('..', 2).all(p, !isIP(p) || self.cidrBlock.split(',', 2).exists(c, isCIDR(c) && cidr(c).containsIP(p))))",
+        "messageExpression": "'subnet ' + self.name + ': excludeIps ' + self.excludeIps.filter(e, !e.split('..', 2).all(p, !isIP(p) || self.cidrBlock.split(',', 2).exists(c, isCIDR(c) && cidr(c).containsIP(p))))[0] + ' is outside cidrBlock ' + self.cidrBlock",
         "reason": "FieldValueInvalid",
         "fieldPath": ".excludeIps"
     },
@@ -147,16 +147,16 @@ pub struct SubnetSpec {
     pub name: String,
     /// The address range: an IPv4 or IPv6 CIDR, or both separated by a comma (`v4,v6`) for a
     /// dual-stack subnet. Immutable, as in Kube-OVN.
-    #[schemars(length(min = 1, max = 100))]
+    #[schemars(length(min = 1, max = 64))]
     pub cidr_block: String,
     /// The gateway (`v4,v6` for dual stack); default: the first usable address of each range,
     /// as Kube-OVN chooses it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1, max = 100))]
+    #[schemars(length(min = 1, max = 64))]
     pub gateway: Option<String>,
     /// Addresses Kube-OVN must not hand out: IPs and ranges `FIRST..LAST`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 32), inner(length(min = 1, max = 100)))]
+    #[schemars(length(max = 32), inner(length(min = 1, max = 80)))]
     pub exclude_ips: Vec<String>,
     /// Whether traffic leaving the subnet is masqueraded.
     #[serde(default)]
@@ -219,13 +219,13 @@ pub struct StaticRoute {
 #[schemars(extend("x-kubernetes-validations" = [
     {
         "rule": "!has(self.snatRules) || self.snatRules.all(r, has(self.eips) && self.eips.exists(e, e.name == r.eip))",
-        "messageExpression": "self.snatRules.filter(r, !has(self.eips) || !self.eips.exists(e, e.name == r.eip)).map(r, 'snat rule ' + r.name + ': eip ' + r.eip + ' is not one of natGateway.eips')[0]",
+        "messageExpression": "self.snatRules.filter(r, !has(self.eips) || !self.eips.exists(e, e.name == r.eip)).map(r, 'snat rule %s: eip %s is not one of natGateway.eips'.format([r.name, r.eip]))[0]",
         "reason": "FieldValueInvalid",
         "fieldPath": ".snatRules"
     },
     {
         "rule": "!has(self.dnatRules) || self.dnatRules.all(r, has(self.eips) && self.eips.exists(e, e.name == r.eip))",
-        "messageExpression": "self.dnatRules.filter(r, !has(self.eips) || !self.eips.exists(e, e.name == r.eip)).map(r, 'dnat rule ' + r.name + ': eip ' + r.eip + ' is not one of natGateway.eips')[0]",
+        "messageExpression": "self.dnatRules.filter(r, !has(self.eips) || !self.eips.exists(e, e.name == r.eip)).map(r, 'dnat rule %s: eip %s is not one of natGateway.eips'.format([r.name, r.eip]))[0]",
         "reason": "FieldValueInvalid",
         "fieldPath": ".dnatRules"
     }
