@@ -28,7 +28,7 @@ for spec in \
   find "$dir" -path "$dir/target" -prune -o -type f -not -name Cargo.lock -print0 | xargs -0 touch
   echo "== $package ($dir) against kube-apiserver $("$BIN/kube-apiserver" --version 2>/dev/null | awk '{print $2}')"
   if ! CARGO_TARGET_DIR="$root/target" cargo test --offline --manifest-path "$dir/Cargo.toml" \
-    -p "$package" -- --test-threads="$threads"; then
+    -p "$package" --no-fail-fast -- --test-threads="$threads"; then
     status=1
   fi
 done

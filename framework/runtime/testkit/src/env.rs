@@ -165,6 +165,9 @@ impl TestEnvBuilder {
             timeout: self.timeout,
         };
         if self.simulator {
+            if env.is_reference() {
+                env.default_service_account().await?;
+            }
             env.simulator = Some(SimulatorTask::spawn(env.client.clone()));
         }
         if self.kube_ovn {
@@ -285,6 +288,34 @@ impl TestEnv {
     /// server issued); its default namespace is `namespace`.
     pub fn client_with_token(&self, token: &str, namespace: &str) -> Result<Client> {
         token_client(&self.config, token, namespace, "a bearer token")
+    }
+
+    /// A bare kube-apiserver has no controller-manager, whose ServiceAccount controller gives
+    /// each namespace its `default` ServiceAccount; without one, the ServiceAccount admission
+    /// plugin refuses every Pod (`error looking up service account default/default`). The
+    /// workload simulator stands in for the controller-manager, so its environment gets the
+    /// account `default/default`, as `mni-dev`'s own controllers give it.
+    async fn default_service_account(&self) -> Result<()> {
+        let api: Api<k8s_openapi::api::core::v1::ServiceAccount> =
+            Api::namespaced(self.client.clone(), "default");
+        let account = k8s_openapi::api::core::v1::ServiceAccount {
+            metadata: ObjectMeta {
+                name: Some("default".to_string()),
+                ..ObjectMeta::default()
+            },
+            ..Default::default()
+        };
+        api.patch(
+            "default",
+            &PatchParams::apply(FIELD_MANAGER),
+            &Patch::Apply(&account),
+        )
+        .await
+        .map(drop)
+        .map_err(|source| Error::Api {
+            action: "creating the ServiceAccount default/default".to_string(),
+            source,
+        })
     }
 
     /// Whether this environment runs against a real kube-apiserver ([`KUBE_APISERVER_VAR`]),
