@@ -113,11 +113,11 @@ impl TestEnvBuilder {
     /// Starts the API server (and the simulator, if asked) and installs the CRDs.
     pub async fn start(self) -> Result<TestEnv> {
         let backend = match std::env::var_os(KUBE_APISERVER_VAR).filter(|v| !v.is_empty()) {
-            Some(bin) => Backend::Reference(
+            Some(bin) => Backend::Reference(Box::new(
                 ReferenceServer::start(std::path::Path::new(&bin))
                     .await
                     .map_err(Error::Reference)?,
-            ),
+            )),
             None => Backend::Embedded(Server::builder().start().await.map_err(Error::Start)?),
         };
         let (url, admin_token, kubeconfig, config) = match &backend {
@@ -397,7 +397,7 @@ enum Backend {
     /// `mni-apiserver`, in this process.
     Embedded(Server),
     /// A real kube-apiserver and etcd, as child processes.
-    Reference(ReferenceServer),
+    Reference(Box<ReferenceServer>),
 }
 
 impl std::fmt::Debug for TestEnv {
