@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the official Python Kubernetes client, pinned, in a virtualenv where
-# framework/dev/tests/python_client.rs finds it (a virtualenv leaves the machine's Python
+# framework/dev/tests/integration/python_client.rs finds it (a virtualenv leaves the machine's Python
 # packages as they are). Does nothing when it is there already. Called by scripts/test.sh.
 set -euo pipefail
 PYTHON_CLIENT="${XDG_CACHE_HOME:-$HOME/.cache}/mni/python-kubernetes-37.0.2"

@@ -16,7 +16,7 @@
 //! ```
 //!
 //! Code map, in layers; each module uses only the layers below it, and no module imports the
-//! module that imports it (`tests/layers.rs` checks this):
+//! module that imports it (`tests/integration/layers.rs` checks this):
 //!
 //! 1. `server`: the builder, the running [`Server`] and the routing of each request (by path
 //!    and verb) to a handler. Start here.

@@ -1,0 +1,13 @@
+//! mni-dev's integration tests, one binary: the binary run as users run it (kubectl suites, the
+//! book's commands, the Python client, the process and podman runtimes).
+
+mod support;
+
+mod book;
+mod kubectl;
+mod kubectl_cheatsheet;
+mod podman_runtime;
+mod process_runtime;
+mod python_client;
+mod run_for_real_book;
+mod validation_rules;
