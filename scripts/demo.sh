@@ -22,7 +22,9 @@ target=${CARGO_TARGET_DIR:-$root/target}
 step() { printf '\n==> %s\n' "$*"; }
 
 step "Building mni-scaffold and mni-dev"
-cargo build -p mni-scaffold -p mni-dev --bin mni-scaffold --bin mni-dev
+# --workspace: features resolved for the whole workspace, as the test suite's build resolves
+# them (tests/Cargo.toml keeps the two equal), so after the tests nothing is rebuilt here.
+cargo build --workspace --bin mni-scaffold --bin mni-dev
 export PATH=$target/debug:$PATH
 
 step "Scaffolding a project with a service: mni-scaffold init, mni-scaffold new service billing"

@@ -272,33 +272,8 @@ pub fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// Removes from `command`'s environment the variables Cargo sets for the crate it is running
-/// (`CARGO_MANIFEST_DIR`, `CARGO_PKG_*`, …), so that a `cargo` started by a test or bench
-/// builds as one started from a shell does. Build scripts watch some of them (ring's
-/// `rerun-if-env-changed=CARGO_MANIFEST_DIR`): inherited, they made every nested build and
-/// the next plain one rebuild ring and everything above it in the shared target directory.
-pub fn clean_cargo_env(command: &mut std::process::Command) -> &mut std::process::Command {
-    for (name, _) in std::env::vars_os() {
-        let Some(name) = name.to_str() else { continue };
-        let set_for_crate = matches!(
-            name,
-            "CARGO_MANIFEST_DIR"
-                | "CARGO_MANIFEST_PATH"
-                | "CARGO_MANIFEST_LINKS"
-                | "CARGO_CRATE_NAME"
-                | "CARGO_BIN_NAME"
-                | "CARGO_PRIMARY_PACKAGE"
-                | "CARGO_TARGET_TMPDIR"
-                | "CARGO_RUSTC_CURRENT_DIR"
-                | "OUT_DIR"
-        ) || name.starts_with("CARGO_PKG_")
-            || name.starts_with("CARGO_BIN_EXE_");
-        if set_for_crate {
-            command.env_remove(name);
-        }
-    }
-    command
-}
+/// A `cargo` started from here builds as one started from a shell (see [`mni_bench::clean_cargo_env`]).
+pub use mni_bench::clean_cargo_env;
 
 /// The directory of the committed golden project `name` (see [`Golden::dir`]).
 #[must_use]
@@ -510,27 +485,6 @@ fn first_line_difference(expected: &[u8], actual: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn nested_cargo_does_not_inherit_the_crate_environment() {
-        let mut command = std::process::Command::new("env");
-        clean_cargo_env(&mut command);
-        let removed: Vec<String> = command
-            .get_envs()
-            .filter(|(_, v)| v.is_none())
-            .filter_map(|(k, _)| k.to_str().map(str::to_string))
-            .collect();
-        // Cargo sets these for this test binary.
-        assert!(
-            removed.contains(&"CARGO_MANIFEST_DIR".to_string()),
-            "{removed:?}"
-        );
-        assert!(
-            removed.contains(&"CARGO_PKG_NAME".to_string()),
-            "{removed:?}"
-        );
-        assert!(!removed.iter().any(|k| k == "CARGO_HOME" || k == "PATH"));
-    }
 
     #[test]
     fn differences_name_the_file_and_line() {

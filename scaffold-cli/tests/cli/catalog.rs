@@ -591,7 +591,10 @@ fn installs_under_the_user_config_directory() {
 #[test]
 fn native_artifact_for_the_host_target() {
     use crate::plugins_new::{cargo, repo};
-    cargo(&repo(), &["build", "--offline", "-p", "mni-plugin-apidocs"]);
+    cargo(
+        &repo(),
+        &["build", "--offline", "--workspace", "--bin", "apidocs"],
+    );
     let binary = fs::read(repo().join("target/debug/apidocs")).expect("the built sample");
     let host = format!(
         "{}-unknown-{}-gnu",

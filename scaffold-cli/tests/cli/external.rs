@@ -7,7 +7,10 @@ use crate::{Project, create_crew_api};
 /// writes exactly what the Python sample writes, and describes itself the same way.
 #[test]
 fn rust_sample_matches_the_python_sample() {
-    cargo(&repo(), &["build", "--offline", "-p", "mni-plugin-apidocs"]);
+    cargo(
+        &repo(),
+        &["build", "--offline", "--workspace", "--bin", "apidocs"],
+    );
     let python = Project::new().sample();
     let rust = Project::new().plugin_binary(
         "apidocs.mni.dev",

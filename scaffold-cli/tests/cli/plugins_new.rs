@@ -19,23 +19,7 @@ pub(crate) fn repo() -> std::path::PathBuf {
 /// variables Cargo set for this test crate; panics with the output on failure.
 pub(crate) fn cargo(dir: &Path, args: &[&str]) -> String {
     let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-    for (name, _) in std::env::vars_os() {
-        let Some(name) = name.to_str() else { continue };
-        if matches!(
-            name,
-            "CARGO_MANIFEST_DIR"
-                | "CARGO_MANIFEST_PATH"
-                | "CARGO_CRATE_NAME"
-                | "CARGO_PRIMARY_PACKAGE"
-                | "CARGO_TARGET_TMPDIR"
-                | "CARGO_RUSTC_CURRENT_DIR"
-                | "OUT_DIR"
-        ) || name.starts_with("CARGO_PKG_")
-            || name.starts_with("CARGO_BIN_")
-        {
-            command.env_remove(name);
-        }
-    }
+    mni_bench::clean_cargo_env(&mut command);
     let out = command
         .args(args)
         .current_dir(dir)

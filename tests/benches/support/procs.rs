@@ -43,7 +43,9 @@ pub(crate) struct Built {
 /// workspace of its own, built with mNi's lock file, as scripts/golden.sh does; the copy is
 /// ignored by git). A full run builds both in release mode, the operator in a target directory
 /// of its own: built into the workspace's, its dependencies and mni-dev's rebuild each other
-/// (minutes per run on 2 cores). A smoke run uses the debug builds the test suite made.
+/// (minutes per run on 2 cores). A smoke run uses the debug builds the test suite made: mni-dev
+/// is built with `--workspace` (features resolved for the whole workspace, as the test build
+/// resolves them), not `-p mni-dev`, whose narrower feature set rebuilt about 80 crates.
 pub(crate) fn build(mode: Mode, project: &Path, package: &str) -> Result<Built> {
     let root = mni_tests::repo_root();
     std::fs::copy(root.join("Cargo.lock"), project.join("Cargo.lock"))
@@ -56,7 +58,7 @@ pub(crate) fn build(mode: Mode, project: &Path, package: &str) -> Result<Built> 
     };
     let mut args = vec!["build"];
     args.extend(&release_flag);
-    args.extend(["-p", "mni-dev", "--bin", "mni-dev"]);
+    args.extend(["--workspace", "--bin", "mni-dev"]);
     cargo(&target, &args)?;
     let manifest = project.join("Cargo.toml");
     let mut args = vec!["build"];

@@ -26,6 +26,9 @@
 //! assert!(report.failures().is_empty());
 //! assert_eq!(report.figures()[0].ratio(), Some(41_000.0 / 15_000.0));
 //! ```
+//!
+//! [`clean_cargo_env`] is for every tool that starts `cargo` from a process Cargo started (a
+//! test, a bench, `cargo xtask`).
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -286,9 +289,63 @@ fn cell(v: Option<f64>) -> String {
     }
 }
 
+/// Removes from `command`'s environment the variables Cargo sets for the crate it is running
+/// (`CARGO_MANIFEST_DIR`, `CARGO_PKG_*`, …), so that a `cargo` started by a test, a bench or
+/// `cargo xtask` builds as one started from a shell does. Build scripts watch some of them
+/// (ring's `rerun-if-env-changed=CARGO_MANIFEST_DIR`, `CARGO_PKG_NAME`): inherited, they made
+/// every nested build and the next plain one rebuild ring and everything above it in the shared
+/// target directory.
+pub fn clean_cargo_env(command: &mut std::process::Command) -> &mut std::process::Command {
+    for (name, _) in std::env::vars_os() {
+        let Some(name) = name.to_str() else { continue };
+        if is_set_for_crate(name) {
+            command.env_remove(name);
+        }
+    }
+    command
+}
+
+/// Whether Cargo sets the variable `name` for the one crate it builds or runs.
+fn is_set_for_crate(name: &str) -> bool {
+    matches!(
+        name,
+        "CARGO_MANIFEST_DIR"
+            | "CARGO_MANIFEST_PATH"
+            | "CARGO_MANIFEST_LINKS"
+            | "CARGO_CRATE_NAME"
+            | "CARGO_BIN_NAME"
+            | "CARGO_PRIMARY_PACKAGE"
+            | "CARGO_TARGET_TMPDIR"
+            | "CARGO_RUSTC_CURRENT_DIR"
+            | "OUT_DIR"
+    ) || name.starts_with("CARGO_PKG_")
+        || name.starts_with("CARGO_BIN_EXE_")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nested_cargo_does_not_inherit_the_crate_environment() {
+        let mut command = std::process::Command::new("env");
+        clean_cargo_env(&mut command);
+        let removed: Vec<String> = command
+            .get_envs()
+            .filter(|(_, v)| v.is_none())
+            .filter_map(|(k, _)| k.to_str().map(str::to_string))
+            .collect();
+        // Cargo sets these for this test binary.
+        assert!(
+            removed.contains(&"CARGO_MANIFEST_DIR".to_string()),
+            "{removed:?}"
+        );
+        assert!(
+            removed.contains(&"CARGO_PKG_NAME".to_string()),
+            "{removed:?}"
+        );
+        assert!(!removed.iter().any(|k| k == "CARGO_HOME" || k == "PATH"));
+    }
 
     #[test]
     fn ratio_needs_both_values() {

@@ -17,7 +17,7 @@ use kube::core::DynamicObject;
 use mni_bench::{Better, Mode, Report};
 use serde_json::{Value, json};
 
-#[path = "../tests/support/hooks.rs"]
+#[path = "../tests/integration/support/hooks.rs"]
 mod hooks;
 
 use hooks::{HookServer, allow, patch};

@@ -111,6 +111,10 @@ pub fn select(only: Option<&str>) -> Result<Vec<(&'static str, &'static str)>, B
 pub fn command(bench: &str, mode: Mode) -> Command {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
+    // `cargo xtask` is `cargo run`: its environment holds xtask's CARGO_MANIFEST_DIR and
+    // CARGO_PKG_*, which ring's build script watches; passed on, every bench rebuilt ring and
+    // all above it, and the next plain build rebuilt them back.
+    mni_bench::clean_cargo_env(&mut cmd);
     match mode {
         Mode::Full => {
             cmd.args(["bench", "--workspace", "--bench", bench]);
