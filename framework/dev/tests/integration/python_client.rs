@@ -1,7 +1,9 @@
 //! The official Python client (`kubernetes` on PyPI) against `mni-dev up`: its models, built
 //! without `api_version` and `kind` as users build them, are created and replaced, because the
 //! server takes both from the request path as kube-apiserver does; custom objects must name
-//! their kind, as kube-apiserver requires.
+//! their kind, as kube-apiserver requires. And every stored built-in kind of the API server's
+//! fidelity table goes through the client's DynamicClient: discovery, create, read, each patch
+//! type, server-side apply and delete.
 //!
 //! The client is pinned ([`CLIENT`]) and installed by `scripts/python-client.sh` (which
 //! `scripts/test.sh` runs) in a virtualenv under `~/.cache/mni/`; `MNI_PYTHON` names another
@@ -36,8 +38,10 @@ fn python() -> PathBuf {
         .unwrap_or_else(|| venv().join("bin").join("python"))
 }
 
-#[test]
-fn python_client_models_without_api_version_and_kind() {
+/// Runs the fixture `script` (under tests/fixtures) with the client against a fresh `mni-dev
+/// up`, passing the kubeconfig and `args`; the JSON object it prints. Fails, saying how to
+/// install it, when the pinned client is missing.
+fn run_script(script: &str, args: &[&std::path::Path]) -> Value {
     let python = python();
     let probe = Command::new(&python)
         .args(["-c", "import kubernetes; print(kubernetes.__version__)"])
@@ -65,27 +69,35 @@ fn python_client_models_without_api_version_and_kind() {
 
     let tmp = tempfile::tempdir().expect("tempdir");
     let _dev = Dev::up(tmp.path());
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/python_client.py"
-    );
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(script);
     let out = Command::new(&python)
-        .arg(script)
+        .arg(&script)
         .arg(tmp.path().join("kubeconfig"))
+        .args(args)
         .output()
         .expect("python runs");
     assert!(
         out.status.success(),
-        "{script} failed:\n{}",
+        "{} failed:\n{}",
+        script.display(),
         String::from_utf8_lossy(&out.stderr)
     );
     let r: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
-            "{script} printed no JSON ({e}): {}",
+            "{} printed no JSON ({e}): {}",
+            script.display(),
             String::from_utf8_lossy(&out.stdout)
         )
     });
     assert_eq!(r["client"], CLIENT);
+    r
+}
+
+#[test]
+fn python_client_models_without_api_version_and_kind() {
+    let r = run_script("python_client.py", &[]);
 
     // Created and answered with the kind taken from the path.
     let typed = |key: &str, api_version: &str, kind: &str| {
@@ -129,4 +141,61 @@ fn python_client_models_without_api_version_and_kind() {
     );
     assert_eq!(r["custom"]["kind"], "Widget");
     assert_eq!(r["custom"]["size"], 2);
+}
+
+/// The API server's fidelity table (one minimal object of every stored built-in kind, shared
+/// with its own tests) through the client's DynamicClient: each kind is found in discovery,
+/// created, read, patched with a merge patch, a JSON patch and a strategic merge patch, applied
+/// server-side, read again with every change there, deleted and gone.
+#[test]
+fn python_client_drives_every_stored_kind() {
+    let cases = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../controlplane/apiserver/tests/fixtures/kinds.json");
+    let table: Vec<Value> =
+        serde_json::from_slice(&std::fs::read(&cases).expect("the fidelity table")).expect("json");
+    let r = run_script("python_kinds.py", &[&cases]);
+    let kinds = r["kinds"].as_object().expect("kinds");
+    assert_eq!(kinds.len(), table.len(), "{r}");
+    let mut failures = Vec::new();
+    for case in &table {
+        let kind = case["kind"].as_str().expect("kind");
+        let steps = &kinds[kind];
+        for step in [
+            "create",
+            "get",
+            "merge",
+            "json",
+            "strategic",
+            "apply",
+            "reread",
+            "delete",
+        ] {
+            if steps[step] != 200 {
+                failures.push(format!("{kind} {step}: {}", steps[step]));
+            }
+        }
+        if steps["gone"] != 404 {
+            failures.push(format!(
+                "{kind}: still there after delete ({})",
+                steps["gone"]
+            ));
+        }
+        let labels = serde_json::json!([
+            "python.mni.dev/step-apply",
+            "python.mni.dev/step-merge",
+            "python.mni.dev/step-strategic"
+        ]);
+        if steps["labels"] != labels || steps["annotated"] != "yes" {
+            failures.push(format!(
+                "{kind}: patches not all kept: labels {}, annotation {}",
+                steps["labels"], steps["annotated"]
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} kinds: {failures:#?}",
+        failures.len(),
+        table.len()
+    );
 }
