@@ -3,7 +3,8 @@
 //! Start with [`Cli`]: the global flags ([`GlobalArgs`]) and one [`Command`] per subcommand. The
 //! structs only describe the surface; [`crate::run`] acts on them. [`GlobalArgs`] and the
 //! subcommand argument structs can be flattened into other binaries. Scaffolding flags are turned
-//! into plugin flags by [`InitArgs::to_flags`], [`CreateApiArgs::to_flags`] and friends, in
+//! into plugin flags by [`InitArgs::to_flags`], [`CreateApiArgs::to_flags`],
+//! [`CreateWebhookArgs::to_flags`] and friends, in
 //! `--name=value` form, which Kubebuilder's pflag-based external plugins, `mni-plugin`'s
 //! `FlagValues::parse_args` and Python's `argparse` all read.
 //!
@@ -67,7 +68,7 @@ pub enum Command {
     /// Add something new to the project.
     #[command(subcommand)]
     New(NewCommand),
-    /// Add an API to the project.
+    /// Add an API or webhooks to the project.
     #[command(subcommand)]
     Create(CreateCommand),
     /// Change project-wide settings.
@@ -101,6 +102,8 @@ pub enum NewCommand {
 pub enum CreateCommand {
     /// Scaffold a resource kind and, optionally, its controller.
     Api(CreateApiArgs),
+    /// Scaffold defaulting, validating or conversion webhooks for a kind of the project.
+    Webhook(CreateWebhookArgs),
 }
 
 /// `delete …`.
@@ -110,6 +113,8 @@ pub enum DeleteCommand {
     Api(DeleteApiArgs),
     /// Remove a service that `new service` added.
     Service(DeleteServiceArgs),
+    /// Remove the webhooks that `create webhook` added for a kind.
+    Webhook(DeleteApiArgs),
 }
 
 /// `delete api` flags.
@@ -311,6 +316,54 @@ impl CreateApiArgs {
             ("resource".to_owned(), FlagValue::Bool(self.resource)),
             ("controller".to_owned(), FlagValue::Bool(self.controller)),
         ]
+    }
+}
+
+/// `create webhook` flags.
+#[derive(Debug, Clone, Args)]
+pub struct CreateWebhookArgs {
+    /// The API group of the kind, without the domain, as given to `create api`.
+    #[arg(long, value_name = "G")]
+    pub group: String,
+    /// The API version of the kind; with `--conversion`, the hub version.
+    #[arg(long, value_name = "V")]
+    pub version: String,
+    /// The kind.
+    #[arg(long, value_name = "K")]
+    pub kind: String,
+    /// Scaffold a defaulting (mutating) webhook: a `mni_webhook::Defaulter`.
+    #[arg(long)]
+    pub defaulting: bool,
+    /// Scaffold a validating webhook: a `mni_webhook::Validator`.
+    #[arg(long)]
+    pub programmatic_validation: bool,
+    /// Scaffold a conversion webhook: `--version` is the hub, `--spoke` the other versions.
+    #[arg(long)]
+    pub conversion: bool,
+    /// With `--conversion`: another version of the kind (repeatable, or comma-separated).
+    #[arg(long, value_name = "V", value_delimiter = ',')]
+    pub spoke: Vec<String>,
+}
+
+impl CreateWebhookArgs {
+    /// The plugin flags.
+    #[must_use]
+    pub fn to_flags(&self) -> Vec<(String, FlagValue)> {
+        let mut flags = vec![
+            string("group", &self.group),
+            string("version", &self.version),
+            string("kind", &self.kind),
+            ("defaulting".to_owned(), FlagValue::Bool(self.defaulting)),
+            (
+                "programmatic-validation".to_owned(),
+                FlagValue::Bool(self.programmatic_validation),
+            ),
+            ("conversion".to_owned(), FlagValue::Bool(self.conversion)),
+        ];
+        if !self.spoke.is_empty() {
+            flags.push(string("spoke", &self.spoke.join(",")));
+        }
+        flags
     }
 }
 

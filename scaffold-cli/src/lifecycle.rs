@@ -52,6 +52,9 @@ pub enum LifecycleError {
         /// The command that made it, or a description when none did.
         command: String,
     },
+    /// `delete webhook` of a kind without webhooks made by `create webhook`.
+    #[error("--kind: {0} has no webhooks added by `create webhook`; nothing to delete")]
+    NoSuchWebhook(String),
     /// `delete service` of a service the project does not have.
     #[error("NAME: no service {0:?} in {PROJECT_FILE}; nothing to delete")]
     NoSuchService(String),
@@ -107,6 +110,7 @@ impl LifecycleError {
             Self::History(HistoryError::Malformed { .. } | HistoryError::Missing(_))
             | Self::NoSuchApi(_)
             | Self::NotCreatedByApi { .. }
+            | Self::NoSuchWebhook(_)
             | Self::NoSuchService(_)
             | Self::Modified(_)
             | Self::Uncommitted { .. }
@@ -123,7 +127,7 @@ fn io_error(path: &Path) -> impl FnOnce(io::Error) -> LifecycleError + '_ {
     }
 }
 
-/// `delete api|service`: replays the history with and without the command that added it and
+/// `delete api|webhook|service`: replays the history with and without the command that added it and
 /// merges the difference into the project. See the [module docs](self).
 pub fn delete(
     what: &DeleteCommand,
@@ -156,6 +160,16 @@ pub fn delete(
                         .map_or_else(|| "an earlier command".to_owned(), |c| c.join(" ")),
                 })?;
             (index, format!("api {}", resource.gvk()))
+        }
+        DeleteCommand::Webhook(a) => {
+            let gvk = format!("{}/{}, Kind={}", a.group, a.version, a.kind);
+            if config.resource(&a.group, &a.version, &a.kind).is_none() {
+                return Err(LifecycleError::NoSuchApi(gvk));
+            }
+            let index = history
+                .find_create_webhook(&a.group, &a.version, &a.kind)
+                .ok_or_else(|| LifecycleError::NoSuchWebhook(gvk.clone()))?;
+            (index, format!("webhook {gvk}"))
         }
         DeleteCommand::Service(s) => {
             if config.service(&s.name).is_none() {
