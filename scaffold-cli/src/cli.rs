@@ -332,13 +332,16 @@ pub struct CreateWebhookArgs {
     #[arg(long, value_name = "K")]
     pub kind: String,
     /// Scaffold a defaulting (mutating) webhook: a `mni_webhook::Defaulter`.
-    #[arg(long)]
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
+          default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
     pub defaulting: bool,
     /// Scaffold a validating webhook: a `mni_webhook::Validator`.
-    #[arg(long)]
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
+          default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
     pub programmatic_validation: bool,
     /// Scaffold a conversion webhook: `--version` is the hub, `--spoke` the other versions.
-    #[arg(long)]
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
+          default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
     pub conversion: bool,
     /// With `--conversion`: another version of the kind (repeatable, or comma-separated).
     #[arg(long, value_name = "V", value_delimiter = ',')]
@@ -435,5 +438,43 @@ mod tests {
         assert!(
             Cli::try_parse_from(["mni-scaffold", "create", "api", "--resource=maybe"]).is_err()
         );
+    }
+
+    #[test]
+    fn create_webhook_flags_round_trip_through_the_history_form() {
+        let cli = Cli::try_parse_from([
+            "mni-scaffold",
+            "create",
+            "webhook",
+            "--group=ships",
+            "--version",
+            "v1",
+            "--kind",
+            "Ship",
+            "--defaulting",
+            "--conversion=true",
+            "--spoke",
+            "v2,v3",
+        ])
+        .unwrap();
+        let Command::Create(CreateCommand::Webhook(webhook)) = cli.command else {
+            panic!("not create webhook");
+        };
+        let args = flag_args(&webhook.to_flags());
+        assert_eq!(
+            args,
+            [
+                "--group=ships",
+                "--version=v1",
+                "--kind=Ship",
+                "--defaulting=true",
+                "--programmatic-validation=false",
+                "--conversion=true",
+                "--spoke=v2,v3"
+            ]
+        );
+        // What the history records parses again.
+        let replay = [&["mni-scaffold", "create", "webhook"][..], &args.iter().map(String::as_str).collect::<Vec<_>>()].concat();
+        assert!(Cli::try_parse_from(replay).is_ok());
     }
 }

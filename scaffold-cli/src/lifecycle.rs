@@ -52,6 +52,20 @@ pub enum LifecycleError {
         /// The command that made it, or a description when none did.
         command: String,
     },
+    /// `delete api` of a kind that still has webhooks.
+    #[error(
+        "--kind: {gvk} has webhooks; delete them first with `mni-scaffold delete webhook --group {group} --version {version} --kind {kind}`"
+    )]
+    HasWebhooks {
+        /// The resource.
+        gvk: String,
+        /// Its group.
+        group: String,
+        /// Its version.
+        version: String,
+        /// Its kind.
+        kind: String,
+    },
     /// `delete webhook` of a kind without webhooks made by `create webhook`.
     #[error("--kind: {0} has no webhooks added by `create webhook`; nothing to delete")]
     NoSuchWebhook(String),
@@ -111,6 +125,7 @@ impl LifecycleError {
             | Self::NoSuchApi(_)
             | Self::NotCreatedByApi { .. }
             | Self::NoSuchWebhook(_)
+            | Self::HasWebhooks { .. }
             | Self::NoSuchService(_)
             | Self::Modified(_)
             | Self::Uncommitted { .. }
@@ -159,6 +174,17 @@ pub fn delete(
                         .find(|c| c.iter().any(|w| w == "service"))
                         .map_or_else(|| "an earlier command".to_owned(), |c| c.join(" ")),
                 })?;
+            if history
+                .find_create_webhook(&a.group, &a.version, &a.kind)
+                .is_some()
+            {
+                return Err(LifecycleError::HasWebhooks {
+                    gvk: resource.gvk(),
+                    group: a.group.clone(),
+                    version: a.version.clone(),
+                    kind: a.kind.clone(),
+                });
+            }
             (index, format!("api {}", resource.gvk()))
         }
         DeleteCommand::Webhook(a) => {
