@@ -474,7 +474,11 @@ mod tests {
             ]
         );
         // What the history records parses again.
-        let replay = [&["mni-scaffold", "create", "webhook"][..], &args.iter().map(String::as_str).collect::<Vec<_>>()].concat();
+        let replay = [
+            &["mni-scaffold", "create", "webhook"][..],
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        ]
+        .concat();
         assert!(Cli::try_parse_from(replay).is_ok());
     }
 }

@@ -350,8 +350,12 @@ mod tests {
     #[test]
     fn ensure_marker_appends_a_missing_marker_once() {
         let mut u = Universe::new();
-        u.write("k.yaml", "resources:\n- a.yaml", mni_plugin::IfExists::Error)
-            .unwrap();
+        u.write(
+            "k.yaml",
+            "resources:\n- a.yaml",
+            mni_plugin::IfExists::Error,
+        )
+        .unwrap();
         assert!(ensure_marker(&mut u, "k.yaml", "patches", "patches:").unwrap());
         assert!(!ensure_marker(&mut u, "k.yaml", "patches", "patches:").unwrap());
         assert_eq!(
@@ -361,7 +365,10 @@ mod tests {
         u.write("lib.rs", "pub mod api;\n", mni_plugin::IfExists::Error)
             .unwrap();
         ensure_marker(&mut u, "lib.rs", "modules", "").unwrap();
-        assert_eq!(u.get("lib.rs"), Some("pub mod api;\n// +mni:scaffold:modules\n"));
+        assert_eq!(
+            u.get("lib.rs"),
+            Some("pub mod api;\n// +mni:scaffold:modules\n")
+        );
     }
 
     fn check(

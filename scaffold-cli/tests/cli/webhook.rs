@@ -51,38 +51,78 @@ fn create_webhook_generates_code_config_and_records_it() {
     ] {
         assert!(out.contains(line), "{line:?} missing from:\n{out}");
     }
-    assert!(out.contains("`create webhook` with rust-operator.mni.dev/v1"), "{out}");
+    assert!(
+        out.contains("`create webhook` with rust-operator.mni.dev/v1"),
+        "{out}"
+    );
 
     let code = p.read("src/webhooks/crew_v1_captain.rs");
-    assert!(code.contains("impl Defaulter<Captain> for CaptainCustomDefaulter"), "{code}");
-    assert!(code.contains("impl Validator<Captain> for CaptainCustomValidator"), "{code}");
+    assert!(
+        code.contains("impl Defaulter<Captain> for CaptainCustomDefaulter"),
+        "{code}"
+    );
+    assert!(
+        code.contains("impl Validator<Captain> for CaptainCustomValidator"),
+        "{code}"
+    );
     assert!(code.contains("TODO(user)"), "{code}");
-    assert!(code.contains("let server = server.with_defaulter(CaptainCustomDefaulter);"));
-    assert!(code.contains("let server = server.with_validator(CaptainCustomValidator);"));
+    assert!(
+        code.contains(
+            "    server\n        .with_defaulter(CaptainCustomDefaulter)\n        .with_validator(CaptainCustomValidator)\n"
+        ),
+        "{code}"
+    );
     let server = p.read("src/webhooks/mod.rs");
-    assert!(server.contains("let server = crew_v1_captain::register(server);"), "{server}");
-    assert!(p.read("src/main.rs").contains("let manager = webhooks::register(manager);"));
+    assert!(
+        server.contains("let server = crew_v1_captain::register(server);"),
+        "{server}"
+    );
+    assert!(
+        p.read("src/main.rs")
+            .contains("let manager = webhooks::register(manager);")
+    );
     assert!(p.read("src/lib.rs").contains("pub mod webhooks;"));
-    assert!(p.read("Cargo.toml").contains("mni-webhook = { workspace = true }"));
+    assert!(
+        p.read("Cargo.toml")
+            .contains("mni-webhook = { workspace = true }")
+    );
 
     let manifests = p.read("config/webhook/manifests.yaml");
-    assert!(manifests.contains("path: /mutate-crew-acme-io-v1-captain"), "{manifests}");
-    assert!(manifests.contains("path: /validate-crew-acme-io-v1-captain"), "{manifests}");
+    assert!(
+        manifests.contains("path: /mutate-crew-acme-io-v1-captain"),
+        "{manifests}"
+    );
+    assert!(
+        manifests.contains("path: /validate-crew-acme-io-v1-captain"),
+        "{manifests}"
+    );
     assert!(manifests.contains("name: vcaptain-v1.kb.io"), "{manifests}");
     let default = p.read("config/default/kustomization.yaml");
-    for needle in ["- ../webhook", "- ../certmanager", "manager_webhook_patch.yaml"] {
+    for needle in [
+        "- ../webhook",
+        "- ../certmanager",
+        "manager_webhook_patch.yaml",
+    ] {
         assert!(default.contains(needle), "{needle}: {default}");
     }
-    assert!(default.contains("[cert-manager.io/inject-ca-from]"), "{default}");
+    assert!(
+        default.contains("[cert-manager.io/inject-ca-from]"),
+        "{default}"
+    );
 
     let project = p.read("PROJECT");
     assert!(
-        project.contains("  webhooks:\n    defaulting: true\n    validation: true\n    webhookVersion: v1\n"),
+        project.contains(
+            "  webhooks:\n    defaulting: true\n    validation: true\n    webhookVersion: v1\n"
+        ),
         "{project}"
     );
     let history = p.read(".mni-scaffold.yaml");
     assert!(history.contains("  - webhook\n"), "{history}");
-    assert!(history.contains("  - --programmatic-validation=true\n"), "{history}");
+    assert!(
+        history.contains("  - --programmatic-validation=true\n"),
+        "{history}"
+    );
 }
 
 #[test]
@@ -102,14 +142,19 @@ fn webhooks_of_two_kinds_compose() {
     let default = p.read("config/default/kustomization.yaml");
     assert_eq!(default.matches("- ../webhook\n").count(), 1, "{default}");
     let manifests = p.read("config/webhook/manifests.yaml");
-    assert!(manifests.contains("/mutate-crew-acme-io-v1-captain"), "{manifests}");
-    assert!(manifests.contains("/validate-crew-acme-io-v1-mate"), "{manifests}");
+    assert!(
+        manifests.contains("/mutate-crew-acme-io-v1-captain"),
+        "{manifests}"
+    );
+    assert!(
+        manifests.contains("/validate-crew-acme-io-v1-mate"),
+        "{manifests}"
+    );
 }
 
 #[test]
 fn bad_input_names_the_flag_and_writes_nothing() {
     let p = project();
-    p.run(&create_api("crew", "v2", "Captain")).ok();
     let before = p.tree();
     for (args, needles) in [
         (
@@ -162,28 +207,51 @@ fn bad_input_names_the_flag_and_writes_nothing() {
     p.run(&create_webhook("Captain", &["--defaulting"])).ok();
     let before = p.tree();
     p.run(&create_webhook("Captain", &["--programmatic-validation"]))
-        .fails(2, &["--kind", "already has webhooks (defaulting)", "delete webhook"]);
+        .fails(
+            2,
+            &[
+                "--kind",
+                "already has webhooks (defaulting)",
+                "delete webhook",
+            ],
+        );
     assert_eq!(p.tree(), before);
 }
 
 #[test]
 fn conversion_patches_the_crd_and_generates_hub_and_spokes() {
     let p = project();
-    p.run(&create_api("crew", "v2", "Captain")).ok();
-    p.run(&create_webhook("Captain", &["--conversion", "--spoke", "v2"]))
-        .ok();
+    // A second version of the kind: `create api` writes one CRD per version, so it overwrites
+    // v1's (merging the versions into one CRD is left to the user).
+    let mut v2 = create_api("crew", "v2", "Captain").to_vec();
+    v2.extend(["--controller=false", "--force"]);
+    p.run(&v2).ok();
+    p.run(&create_webhook(
+        "Captain",
+        &["--conversion", "--spoke", "v2"],
+    ))
+    .ok();
     let code = p.read("src/webhooks/crew_v1_captain.rs");
-    assert!(code.contains("impl mni_webhook::Hub for Captain {}"), "{code}");
+    assert!(
+        code.contains("impl mni_webhook::Hub for Captain {}"),
+        "{code}"
+    );
     assert!(
         code.contains("impl mni_webhook::Spoke<Captain> for crate::api::crew_v2::Captain"),
         "{code}"
     );
-    assert!(code.contains("let server = server.with_conversion(conversion());"), "{code}");
+    assert!(
+        code.contains("    server.with_conversion(conversion())\n"),
+        "{code}"
+    );
     let patch = p.read("config/crd/patches/webhook_in_captains.yaml");
     assert!(patch.contains("strategy: Webhook"), "{patch}");
     assert!(patch.contains("path: /convert"), "{patch}");
     let crd = p.read("config/crd/kustomization.yaml");
-    assert!(crd.contains("- path: patches/webhook_in_captains.yaml"), "{crd}");
+    assert!(
+        crd.contains("- path: patches/webhook_in_captains.yaml"),
+        "{crd}"
+    );
     assert!(p.read("PROJECT").contains("    conversion: true\n"));
 }
 
@@ -198,10 +266,20 @@ fn delete_webhook_restores_the_project() {
     .ok();
     let out = p
         .run(&[
-            "delete", "webhook", "--group", "crew", "--version", "v1", "--kind", "Captain",
+            "delete",
+            "webhook",
+            "--group",
+            "crew",
+            "--version",
+            "v1",
+            "--kind",
+            "Captain",
         ])
         .ok();
-    assert!(out.contains("   delete src/webhooks/crew_v1_captain.rs\n"), "{out}");
+    assert!(
+        out.contains("   delete src/webhooks/crew_v1_captain.rs\n"),
+        "{out}"
+    );
     assert!(
         out.contains("`delete webhook crew/v1, Kind=Captain`"),
         "{out}"
@@ -217,7 +295,14 @@ fn delete_webhook_restores_the_project() {
     assert_eq!(files(&after), files(&before));
 
     p.run(&[
-        "delete", "webhook", "--group", "crew", "--version", "v1", "--kind", "Captain",
+        "delete",
+        "webhook",
+        "--group",
+        "crew",
+        "--version",
+        "v1",
+        "--kind",
+        "Captain",
     ])
     .fails(2, &["--kind", "crew/v1, Kind=Captain has no webhooks"]);
 }

@@ -56,7 +56,8 @@ impl WebhookCerts {
         let ca = ca_params.self_signed(&ca_key).map_err(cert_error)?;
         let issuer = Issuer::new(ca_params, ca_key);
 
-        let mut params = CertificateParams::new(vec!["localhost".to_owned()]).map_err(cert_error)?;
+        let mut params =
+            CertificateParams::new(vec!["localhost".to_owned()]).map_err(cert_error)?;
         params
             .subject_alt_names
             .push(SanType::IpAddress([127, 0, 0, 1].into()));

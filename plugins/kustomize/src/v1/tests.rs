@@ -308,14 +308,22 @@ fn webhooks_of_a_service_kind_with_conversion_render_valid_yaml() {
     let crd = universe
         .get(&format!("{op}config/crd/kustomization.yaml"))
         .expect("crd kustomization");
-    assert!(crd.contains("- path: patches/webhook_in_invoices.yaml"), "{crd}");
+    assert!(
+        crd.contains("- path: patches/webhook_in_invoices.yaml"),
+        "{crd}"
+    );
     assert!(crd.contains("- kustomizeconfig.yaml"), "{crd}");
     let default = universe
         .get(&format!("{op}config/default/kustomization.yaml"))
         .expect("default kustomization");
-    assert!(default.contains("name: invoices.billing.example.com"), "{default}");
+    assert!(
+        default.contains("name: invoices.billing.example.com"),
+        "{default}"
+    );
     assert!(universe.get("config/webhook/manifests.yaml").is_none());
-    let resource = config.resource("billing", "v2", "Invoice").expect("recorded");
+    let resource = config
+        .resource("billing", "v2", "Invoice")
+        .expect("recorded");
     let webhooks = resource.webhooks.clone().expect("webhooks");
     assert!(webhooks.defaulting && webhooks.conversion && !webhooks.validation);
 }

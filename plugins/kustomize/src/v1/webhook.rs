@@ -88,7 +88,10 @@ impl CreateWebhook for KustomizeV1 {
 
         // The webhooks, one per kind and kind of webhook.
         let manifests = format!("{dir}config/webhook/manifests.yaml");
-        let id = format!("{}-{}-{}", request.full_group, request.version, request.kind);
+        let id = format!(
+            "{}-{}-{}",
+            request.full_group, request.version, request.kind
+        );
         for (on, marker, prefix, letter) in [
             (request.defaulting, "mutatingwebhooks", "mutate", "m"),
             (request.validation, "validatingwebhooks", "validate", "v"),
@@ -108,7 +111,10 @@ impl CreateWebhook for KustomizeV1 {
 
         // config/default: the webhook Service and the certificate, mounted in the manager.
         let default = format!("{dir}config/default/kustomization.yaml");
-        for (entry, id) in [("- ../webhook", "webhook"), ("- ../certmanager", "certmanager")] {
+        for (entry, id) in [
+            ("- ../webhook", "webhook"),
+            ("- ../certmanager", "certmanager"),
+        ] {
             insert(
                 cx.universe,
                 &default,
@@ -155,7 +161,8 @@ impl CreateWebhook for KustomizeV1 {
 
         if request.conversion {
             let crd = format!("{dir}config/crd/kustomization.yaml");
-            ensure_marker(cx.universe, &crd, "crdkustomizewebhookpatch", "patches:").map_err(err)?;
+            ensure_marker(cx.universe, &crd, "crdkustomizewebhookpatch", "patches:")
+                .map_err(err)?;
             ensure_marker(
                 cx.universe,
                 &crd,
@@ -167,7 +174,11 @@ impl CreateWebhook for KustomizeV1 {
             insert(
                 cx.universe,
                 &crd,
-                &Insert::new("crdkustomizewebhookpatch", &patch, &format!("- path: {patch}")),
+                &Insert::new(
+                    "crdkustomizewebhookpatch",
+                    &patch,
+                    &format!("- path: {patch}"),
+                ),
             )
             .map_err(err)?;
             insert(

@@ -46,19 +46,39 @@ pub struct WebhookRequest {
 #[must_use]
 pub fn create_webhook_flags() -> Vec<FlagSpec> {
     vec![
-        FlagSpec::new("group", FlagType::String, "API group of the kind, without the domain"),
-        FlagSpec::new("version", FlagType::String, "API version of the kind (the hub, with --conversion)"),
-        FlagSpec::new("kind", FlagType::String, "the kind, as given to `create api`"),
-        FlagSpec::new("defaulting", FlagType::Bool, "scaffold a defaulting (mutating) webhook")
-            .with_default("false"),
+        FlagSpec::new(
+            "group",
+            FlagType::String,
+            "API group of the kind, without the domain",
+        ),
+        FlagSpec::new(
+            "version",
+            FlagType::String,
+            "API version of the kind (the hub, with --conversion)",
+        ),
+        FlagSpec::new(
+            "kind",
+            FlagType::String,
+            "the kind, as given to `create api`",
+        ),
+        FlagSpec::new(
+            "defaulting",
+            FlagType::Bool,
+            "scaffold a defaulting (mutating) webhook",
+        )
+        .with_default("false"),
         FlagSpec::new(
             "programmatic-validation",
             FlagType::Bool,
             "scaffold a validating webhook",
         )
         .with_default("false"),
-        FlagSpec::new("conversion", FlagType::Bool, "scaffold a conversion webhook (hub and spokes)")
-            .with_default("false"),
+        FlagSpec::new(
+            "conversion",
+            FlagType::Bool,
+            "scaffold a conversion webhook (hub and spokes)",
+        )
+        .with_default("false"),
         FlagSpec::new(
             "spoke",
             FlagType::String,
@@ -120,8 +140,15 @@ impl WebhookRequest {
             }
             existing(cx.config, &group, spoke, &kind, "--spoke")?;
         }
-        let domain = resource.domain.clone().unwrap_or_else(|| cx.config.domain.clone());
-        let full_group = if domain.is_empty() { group.clone() } else { format!("{group}.{domain}") };
+        let domain = resource
+            .domain
+            .clone()
+            .unwrap_or_else(|| cx.config.domain.clone());
+        let full_group = if domain.is_empty() {
+            group.clone()
+        } else {
+            format!("{group}.{domain}")
+        };
         let plural = resource
             .plural
             .clone()
@@ -143,7 +170,8 @@ impl WebhookRequest {
     /// Refuses a kind that has webhooks already (checked before any plugin of the chain runs:
     /// after the first, PROJECT records the new ones).
     pub fn check_new(&self) -> Result<(), PluginError> {
-        let (group, version, kind, resource) = (&self.group, &self.version, &self.kind, &self.resource);
+        let (group, version, kind, resource) =
+            (&self.group, &self.version, &self.kind, &self.resource);
         if let Some(w) = &resource.webhooks {
             let has: Vec<&str> = [
                 (w.defaulting, "defaulting"),
@@ -253,11 +281,34 @@ impl WebhookRequest {
         // The signatures as rustfmt writes them: on one line when they fit in 100 columns.
         let n = k.len();
         let fits = |fixed: usize| fixed + n <= 100;
-        let wrap_default = !fits(4 + "async fn default(&self, _req: &Request, obj: &mut ".len() + RESULT.len());
-        let wrap_create = !fits(4 + "async fn validate_create(&self, _req: &Request, obj: &".len() + RESULT.len());
-        let wrap_update = !fits(
-            4 + "async fn validate_update(&self, _req: &Request, _old: &, new: &".len() + n + RESULT.len(),
+        let wrap_default =
+            !fits(4 + "async fn default(&self, _req: &Request, obj: &mut ".len() + RESULT.len());
+        let wrap_create = !fits(
+            4 + "async fn validate_create(&self, _req: &Request, obj: &".len() + RESULT.len(),
         );
+        let wrap_update = !fits(
+            4 + "async fn validate_update(&self, _req: &Request, _old: &, new: &".len()
+                + n
+                + RESULT.len(),
+        );
+        // `server.with_…(…)…` on one line while rustfmt's chain width (60) allows.
+        let mut calls = Vec::new();
+        if self.defaulting {
+            calls.push(format!("with_defaulter({k}CustomDefaulter)"));
+        }
+        if self.validation {
+            calls.push(format!("with_validator({k}CustomValidator)"));
+        }
+        if self.conversion {
+            calls.push("with_conversion(conversion())".to_owned());
+        }
+        let chain = format!("server.{}", calls.join("."));
+        let register_body = if chain.len() <= 60 {
+            format!("    {chain}")
+        } else {
+            let lines: Vec<String> = calls.iter().map(|c| format!("        .{c}")).collect();
+            format!("    server\n{}", lines.join("\n"))
+        };
         let spokes: Vec<serde_json::Value> = self
             .spokes
             .iter()
@@ -282,6 +333,7 @@ impl WebhookRequest {
             "spokes": spokes,
             "summary": parts.join(", "),
             "imports": imports,
+            "register_body": register_body,
             "wrap_default": wrap_default,
             "wrap_create": wrap_create,
             "wrap_update": wrap_update,
@@ -336,11 +388,7 @@ impl CreateWebhook for RustV1 {
         let request = WebhookRequest::from_context(cx)?;
         request.check_new()?;
         let target = request.target(cx)?;
-        let file = format!(
-            "{}src/webhooks/{}.rs",
-            target.dir,
-            request.module()
-        );
+        let file = format!("{}src/webhooks/{}.rs", target.dir, request.module());
         if cx.universe.contains(&file) {
             return Err(PluginError::InvalidInput(format!(
                 "--kind: {file} exists already; remove it or run `mni-scaffold delete webhook` first"
@@ -417,7 +465,11 @@ impl CreateWebhook for RustV1 {
             ),
             (
                 format!("{dir}Cargo.toml"),
-                Insert::new("dependencies", "mni-webhook", "mni-webhook = { workspace = true }"),
+                Insert::new(
+                    "dependencies",
+                    "mni-webhook",
+                    "mni-webhook = { workspace = true }",
+                ),
             ),
             (
                 "Cargo.toml".to_owned(),

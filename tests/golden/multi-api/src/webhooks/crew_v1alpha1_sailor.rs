@@ -11,8 +11,7 @@ use crate::api::crew_v1alpha1::Sailor;
 
 /// Adds this kind's webhooks to `server` (`super::server` calls it).
 pub fn register(server: WebhookServerBuilder) -> WebhookServerBuilder {
-    let server = server.with_validator(SailorCustomValidator);
-    server
+    server.with_validator(SailorCustomValidator)
 }
 
 /// The longest name a Sailor may have: it must fit in a label value, as things the

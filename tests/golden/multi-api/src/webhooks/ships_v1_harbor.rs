@@ -11,9 +11,9 @@ use crate::api::ships_v1::Harbor;
 
 /// Adds this kind's webhooks to `server` (`super::server` calls it).
 pub fn register(server: WebhookServerBuilder) -> WebhookServerBuilder {
-    let server = server.with_defaulter(HarborCustomDefaulter);
-    let server = server.with_validator(HarborCustomValidator);
     server
+        .with_defaulter(HarborCustomDefaulter)
+        .with_validator(HarborCustomValidator)
 }
 
 /// The label the defaulter sets, unless the object has one.
