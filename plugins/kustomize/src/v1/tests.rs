@@ -251,20 +251,23 @@ fn webhooks_of_a_service_kind_with_conversion_render_valid_yaml() {
         &[("name", "billing")],
     )
     .expect("new service");
-    for version in ["v1", "v2"] {
-        run_chain(
-            &mut universe,
-            &mut config,
-            Subcommand::CreateApi,
-            &[
-                ("group", "billing"),
-                ("version", version),
-                ("kind", "Invoice"),
-                ("service", "billing"),
-            ],
-        )
-        .expect("create api --service");
-    }
+    run_chain(
+        &mut universe,
+        &mut config,
+        Subcommand::CreateApi,
+        &[
+            ("group", "billing"),
+            ("version", "v2"),
+            ("kind", "Invoice"),
+            ("service", "billing"),
+        ],
+    )
+    .expect("create api --service");
+    // The spoke version, as PROJECT would record it (`create api` writes one CRD per version,
+    // so a second version of a kind needs its CRD merged by hand).
+    let mut v1 = config.resource("billing", "v2", "Invoice").unwrap().clone();
+    v1.version = "v1".to_owned();
+    config.upsert_resource(v1);
     let webhook = [
         ("group", "billing"),
         ("version", "v2"),
