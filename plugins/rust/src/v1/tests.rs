@@ -272,8 +272,8 @@ fn webhook_code_is_rustfmt_clean_for_short_and_long_kinds() {
     for (path, file) in p.universe.iter() {
         if path.contains("webhook") && path.ends_with(".rs") {
             mni_machinery::check_rust(path, file.contents()).expect("generated Rust parses");
-            if let Some(diff) = mni_machinery::rustfmt_difference(path, file.contents())
-                .expect("rustfmt runs")
+            if let Some(diff) =
+                mni_machinery::rustfmt_difference(path, file.contents()).expect("rustfmt runs")
             {
                 panic!("{path} is not rustfmt-clean:\n{diff}");
             }
