@@ -3,7 +3,8 @@
 //! Start with [`Cli`]: the global flags ([`GlobalArgs`]) and one [`Command`] per subcommand. The
 //! structs only describe the surface; [`crate::run`] acts on them. [`GlobalArgs`] and the
 //! subcommand argument structs can be flattened into other binaries. Scaffolding flags are turned
-//! into plugin flags by [`InitArgs::to_flags`], [`CreateApiArgs::to_flags`] and friends, in
+//! into plugin flags by [`InitArgs::to_flags`], [`CreateApiArgs::to_flags`],
+//! [`CreateWebhookArgs::to_flags`] and friends, in
 //! `--name=value` form, which Kubebuilder's pflag-based external plugins, `mni-plugin`'s
 //! `FlagValues::parse_args` and Python's `argparse` all read.
 //!
@@ -67,7 +68,7 @@ pub enum Command {
     /// Add something new to the project.
     #[command(subcommand)]
     New(NewCommand),
-    /// Add an API to the project.
+    /// Add an API or webhooks to the project.
     #[command(subcommand)]
     Create(CreateCommand),
     /// Change project-wide settings.
@@ -101,6 +102,8 @@ pub enum NewCommand {
 pub enum CreateCommand {
     /// Scaffold a resource kind and, optionally, its controller.
     Api(CreateApiArgs),
+    /// Scaffold defaulting, validating or conversion webhooks for a kind of the project.
+    Webhook(CreateWebhookArgs),
 }
 
 /// `delete …`.
@@ -110,6 +113,8 @@ pub enum DeleteCommand {
     Api(DeleteApiArgs),
     /// Remove a service that `new service` added.
     Service(DeleteServiceArgs),
+    /// Remove the webhooks that `create webhook` added for a kind.
+    Webhook(DeleteApiArgs),
 }
 
 /// `delete api` flags.
@@ -314,6 +319,57 @@ impl CreateApiArgs {
     }
 }
 
+/// `create webhook` flags.
+#[derive(Debug, Clone, Args)]
+pub struct CreateWebhookArgs {
+    /// The API group of the kind, without the domain, as given to `create api`.
+    #[arg(long, value_name = "G")]
+    pub group: String,
+    /// The API version of the kind; with `--conversion`, the hub version.
+    #[arg(long, value_name = "V")]
+    pub version: String,
+    /// The kind.
+    #[arg(long, value_name = "K")]
+    pub kind: String,
+    /// Scaffold a defaulting (mutating) webhook: a `mni_webhook::Defaulter`.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
+          default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
+    pub defaulting: bool,
+    /// Scaffold a validating webhook: a `mni_webhook::Validator`.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
+          default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
+    pub programmatic_validation: bool,
+    /// Scaffold a conversion webhook: `--version` is the hub, `--spoke` the other versions.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
+          default_value_t = false, default_missing_value = "true", action = ArgAction::Set)]
+    pub conversion: bool,
+    /// With `--conversion`: another version of the kind (repeatable, or comma-separated).
+    #[arg(long, value_name = "V", value_delimiter = ',')]
+    pub spoke: Vec<String>,
+}
+
+impl CreateWebhookArgs {
+    /// The plugin flags.
+    #[must_use]
+    pub fn to_flags(&self) -> Vec<(String, FlagValue)> {
+        let mut flags = vec![
+            string("group", &self.group),
+            string("version", &self.version),
+            string("kind", &self.kind),
+            ("defaulting".to_owned(), FlagValue::Bool(self.defaulting)),
+            (
+                "programmatic-validation".to_owned(),
+                FlagValue::Bool(self.programmatic_validation),
+            ),
+            ("conversion".to_owned(), FlagValue::Bool(self.conversion)),
+        ];
+        if !self.spoke.is_empty() {
+            flags.push(string("spoke", &self.spoke.join(",")));
+        }
+        flags
+    }
+}
+
 fn string(name: &str, value: &str) -> (String, FlagValue) {
     (name.to_owned(), FlagValue::String(value.to_owned()))
 }
@@ -382,5 +438,47 @@ mod tests {
         assert!(
             Cli::try_parse_from(["mni-scaffold", "create", "api", "--resource=maybe"]).is_err()
         );
+    }
+
+    #[test]
+    fn create_webhook_flags_round_trip_through_the_history_form() {
+        let cli = Cli::try_parse_from([
+            "mni-scaffold",
+            "create",
+            "webhook",
+            "--group=ships",
+            "--version",
+            "v1",
+            "--kind",
+            "Ship",
+            "--defaulting",
+            "--conversion=true",
+            "--spoke",
+            "v2,v3",
+        ])
+        .unwrap();
+        let Command::Create(CreateCommand::Webhook(webhook)) = cli.command else {
+            panic!("not create webhook");
+        };
+        let args = flag_args(&webhook.to_flags());
+        assert_eq!(
+            args,
+            [
+                "--group=ships",
+                "--version=v1",
+                "--kind=Ship",
+                "--defaulting=true",
+                "--programmatic-validation=false",
+                "--conversion=true",
+                "--spoke=v2,v3"
+            ]
+        );
+        // What the history records parses again.
+        let replay = [
+            &["mni-scaffold", "create", "webhook"][..],
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        ]
+        .concat();
+        assert!(Cli::try_parse_from(replay).is_ok());
     }
 }

@@ -1,7 +1,7 @@
 //! The scaffolding history, [`HISTORY_FILE`]: every scaffolding command run on the project, in
 //! order, as the arguments `mni-scaffold` takes, and its replay.
 //!
-//! Each `init`, `new service`, `create api` and `edit` appends one command to the history in the
+//! Each `init`, `new service`, `create api`, `create webhook` and `edit` appends one command to the history in the
 //! same atomic commit as its files ([`record`]): the values it resolved (the domain and project
 //! name an `init` defaulted, every `create api` flag) and the plugin flags given, without the
 //! flags that only steer one run (`-C`, `--dry-run`, `--force`, `--plugin-timeout`). Replaying
@@ -135,6 +135,17 @@ impl History {
         })
     }
 
+    /// The index of the `create webhook` command that added webhooks for `group/version, Kind`.
+    #[must_use]
+    pub fn find_create_webhook(&self, group: &str, version: &str, kind: &str) -> Option<usize> {
+        self.commands.iter().position(|c| {
+            words(c).starts_with(&["create", "webhook"])
+                && flag(c, "group") == Some(group)
+                && flag(c, "version") == Some(version)
+                && flag(c, "kind") == Some(kind)
+        })
+    }
+
     /// The index of the `new service NAME` command.
     #[must_use]
     pub fn find_new_service(&self, name: &str) -> Option<usize> {
@@ -251,6 +262,10 @@ pub(crate) fn record(
         Request::CreateApi(_) => {
             args.extend(["create".to_owned(), "api".to_owned()]);
             args.extend(step_flags(Subcommand::CreateApi));
+        }
+        Request::CreateWebhook(_) => {
+            args.extend(["create".to_owned(), "webhook".to_owned()]);
+            args.extend(step_flags(Subcommand::CreateWebhook));
         }
         Request::Edit => args.push("edit".to_owned()),
     }

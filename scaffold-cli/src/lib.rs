@@ -294,6 +294,7 @@ pub fn run(
         Command::Init(args) => Request::Init(args),
         Command::New(NewCommand::Service(args)) => Request::NewService(args),
         Command::Create(CreateCommand::Api(args)) => Request::CreateApi(args),
+        Command::Create(CreateCommand::Webhook(args)) => Request::CreateWebhook(args),
         Command::Edit => Request::Edit,
         Command::Delete(what) => {
             lifecycle::delete(&what, &cli.global, env, out)?;

@@ -52,6 +52,23 @@ pub enum LifecycleError {
         /// The command that made it, or a description when none did.
         command: String,
     },
+    /// `delete api` of a kind that still has webhooks.
+    #[error(
+        "--kind: {gvk} has webhooks; delete them first with `mni-scaffold delete webhook --group {group} --version {version} --kind {kind}`"
+    )]
+    HasWebhooks {
+        /// The resource.
+        gvk: String,
+        /// Its group.
+        group: String,
+        /// Its version.
+        version: String,
+        /// Its kind.
+        kind: String,
+    },
+    /// `delete webhook` of a kind without webhooks made by `create webhook`.
+    #[error("--kind: {0} has no webhooks added by `create webhook`; nothing to delete")]
+    NoSuchWebhook(String),
     /// `delete service` of a service the project does not have.
     #[error("NAME: no service {0:?} in {PROJECT_FILE}; nothing to delete")]
     NoSuchService(String),
@@ -107,6 +124,8 @@ impl LifecycleError {
             Self::History(HistoryError::Malformed { .. } | HistoryError::Missing(_))
             | Self::NoSuchApi(_)
             | Self::NotCreatedByApi { .. }
+            | Self::NoSuchWebhook(_)
+            | Self::HasWebhooks { .. }
             | Self::NoSuchService(_)
             | Self::Modified(_)
             | Self::Uncommitted { .. }
@@ -123,7 +142,7 @@ fn io_error(path: &Path) -> impl FnOnce(io::Error) -> LifecycleError + '_ {
     }
 }
 
-/// `delete api|service`: replays the history with and without the command that added it and
+/// `delete api|webhook|service`: replays the history with and without the command that added it and
 /// merges the difference into the project. See the [module docs](self).
 pub fn delete(
     what: &DeleteCommand,
@@ -155,7 +174,28 @@ pub fn delete(
                         .find(|c| c.iter().any(|w| w == "service"))
                         .map_or_else(|| "an earlier command".to_owned(), |c| c.join(" ")),
                 })?;
+            if history
+                .find_create_webhook(&a.group, &a.version, &a.kind)
+                .is_some()
+            {
+                return Err(LifecycleError::HasWebhooks {
+                    gvk: resource.gvk(),
+                    group: a.group.clone(),
+                    version: a.version.clone(),
+                    kind: a.kind.clone(),
+                });
+            }
             (index, format!("api {}", resource.gvk()))
+        }
+        DeleteCommand::Webhook(a) => {
+            let gvk = format!("{}/{}, Kind={}", a.group, a.version, a.kind);
+            if config.resource(&a.group, &a.version, &a.kind).is_none() {
+                return Err(LifecycleError::NoSuchApi(gvk));
+            }
+            let index = history
+                .find_create_webhook(&a.group, &a.version, &a.kind)
+                .ok_or_else(|| LifecycleError::NoSuchWebhook(gvk.clone()))?;
+            (index, format!("webhook {gvk}"))
         }
         DeleteCommand::Service(s) => {
             if config.service(&s.name).is_none() {

@@ -1,4 +1,5 @@
-//! The scaffolding flow shared by `init`, `new service`, `create api` and `edit`.
+//! The scaffolding flow shared by `init`, `new service`, `create api`, `create webhook` and
+//! `edit`.
 //!
 //! Start with [`scaffold`]. It reads `PROJECT` (a malformed one is bad input naming line and
 //! field), checks the user's input, resolves the plugin chain (`--plugins`, else the PROJECT
@@ -29,7 +30,9 @@ use mni_plugin::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{self, CreateApiArgs, GlobalArgs, InitArgs, NewServiceArgs, PluginFlags};
+use crate::cli::{
+    self, CreateApiArgs, CreateWebhookArgs, GlobalArgs, InitArgs, NewServiceArgs, PluginFlags,
+};
 use crate::external::{ExternalError, Runner};
 use crate::history::{self, HISTORY_FILE, History, HistoryError};
 use crate::registry::{PluginRef, Registry};
@@ -192,6 +195,8 @@ pub enum Request {
     NewService(NewServiceArgs),
     /// `create api`.
     CreateApi(CreateApiArgs),
+    /// `create webhook`.
+    CreateWebhook(CreateWebhookArgs),
     /// `edit`.
     Edit,
 }
@@ -422,6 +427,7 @@ pub fn scaffold(
         Request::Init(_) => "init",
         Request::NewService(_) => "new service",
         Request::CreateApi(_) => "create api",
+        Request::CreateWebhook(_) => "create webhook",
         Request::Edit => "edit",
     };
     let with = match &template {
@@ -527,6 +533,18 @@ fn plan_steps(
             }
             vec![Step {
                 sub: Subcommand::CreateApi,
+                flags: args.to_flags(),
+            }]
+        }
+        Request::CreateWebhook(args) => {
+            if !has_project {
+                return Err(ScaffoldError::NoProject(root.to_owned()));
+            }
+            names::validate_dns1123_subdomain("--group", &args.group)?;
+            names::validate_api_version("--version", &args.version)?;
+            names::validate_kind("--kind", &args.kind)?;
+            vec![Step {
+                sub: Subcommand::CreateWebhook,
                 flags: args.to_flags(),
             }]
         }

@@ -85,7 +85,7 @@ pub const GOLDEN: &[Golden] = &[
     Golden {
         name: "multi-api",
         dir: None,
-        about: "two groups, a cluster-scoped kind, a type without controller and a service crate",
+        about: "two groups, a cluster-scoped kind, a type without controller, webhooks and a service crate",
         commands: &[
             &[
                 "init",
@@ -129,6 +129,29 @@ pub const GOLDEN: &[Golden] = &[
                 "--kind",
                 "Sailor",
                 "--controller=false",
+            ],
+            &[
+                "create",
+                "webhook",
+                "--group",
+                "ships",
+                "--version",
+                "v1",
+                "--kind",
+                "Harbor",
+                "--defaulting",
+                "--programmatic-validation",
+            ],
+            &[
+                "create",
+                "webhook",
+                "--group",
+                "crew",
+                "--version",
+                "v1alpha1",
+                "--kind",
+                "Sailor",
+                "--programmatic-validation",
             ],
             &["new", "service", "ledger"],
             &[

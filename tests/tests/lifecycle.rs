@@ -110,6 +110,17 @@ fn create_then_delete_leaves_every_golden_byte_identical() {
     mni_scaffold(&dir, &["new", "service", "extra"], &env).unwrap();
     mni_scaffold(&dir, &["delete", "service", "extra"], &env).unwrap();
     assert_same(&dir, &before, "multi-api: new service, delete service");
+    // Webhooks for a kind that has none, beside the kinds that have some.
+    let (_tmp, dir, before) = copy_of("multi-api");
+    let mut webhook = api("create", "ships", "v1", "Ship");
+    webhook[1] = "webhook";
+    webhook.extend(["--defaulting", "--programmatic-validation"]);
+    mni_scaffold(&dir, &webhook, &env).unwrap();
+    assert!(read_tree(&dir).unwrap() != before);
+    let mut delete = api("delete", "ships", "v1", "Ship");
+    delete[1] = "webhook";
+    mni_scaffold(&dir, &delete, &env).unwrap();
+    assert_same(&dir, &before, "multi-api: create webhook, delete webhook");
 }
 
 #[test]

@@ -31,7 +31,7 @@ pub use commit::{CommitError, STATE_DIR, commit, recover};
 pub use generate::{Generate, GenerateError, Generated};
 pub use gitignore::{Gitignore, GitignoreError};
 pub use load::{LoadError, Loaded, load_universe};
-pub use marker::{Insert, InsertOutcome, MarkerError, insert, insert_into};
+pub use marker::{Insert, InsertOutcome, MarkerError, ensure_marker, insert, insert_into};
 pub use plan::{Action, Change, CommitReport, Plan, PlanError, plan};
 pub use rust::{RustError, check as check_rust, format_fragment, rustfmt_difference};
 pub use template::{TemplateError, TemplateFile, Templates, merge_data};

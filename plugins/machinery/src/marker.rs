@@ -189,6 +189,41 @@ pub fn insert(
     Ok(outcome)
 }
 
+/// Makes sure the file at `path` has marker `NAME` (as in `+mni:scaffold:NAME`): a file
+/// scaffolded before a later command needed the marker gets `lead` (lines to go above the
+/// marker, e.g. a YAML key; may be empty) and the marker appended at its end, so that command
+/// can [`insert`] at it. Returns whether the file changed.
+pub fn ensure_marker(
+    universe: &mut Universe,
+    path: &str,
+    marker: &str,
+    lead: &str,
+) -> Result<bool, MarkerError> {
+    let syntax = syntax_of(path).ok_or_else(|| MarkerError::UnsupportedFile {
+        path: path.to_owned(),
+    })?;
+    let prefix = if syntax == Syntax::Rust { "//" } else { "#" };
+    let line = format!("{prefix} +mni:scaffold:{marker}");
+    let current = universe.get(path).ok_or_else(|| UniverseError::NotFound {
+        path: path.to_owned(),
+    })?;
+    if current.lines().any(|l| l.trim() == line) {
+        return Ok(false);
+    }
+    let mut text = current.to_owned();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(lead);
+    if !lead.is_empty() && !lead.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&line);
+    text.push('\n');
+    universe.modify(path, |_| text)?;
+    Ok(true)
+}
+
 /// Applies `insert` to `contents` (the file at `path`) and returns the new contents.
 pub fn insert_into(
     path: &str,
@@ -311,6 +346,30 @@ mod tests {
     use super::*;
 
     const MAIN: &str = "fn main() {\n    let controllers = vec![\n        // +mni:scaffold:controllers\n    ];\n}\n";
+
+    #[test]
+    fn ensure_marker_appends_a_missing_marker_once() {
+        let mut u = Universe::new();
+        u.write(
+            "k.yaml",
+            "resources:\n- a.yaml",
+            mni_plugin::IfExists::Error,
+        )
+        .unwrap();
+        assert!(ensure_marker(&mut u, "k.yaml", "patches", "patches:").unwrap());
+        assert!(!ensure_marker(&mut u, "k.yaml", "patches", "patches:").unwrap());
+        assert_eq!(
+            u.get("k.yaml"),
+            Some("resources:\n- a.yaml\npatches:\n# +mni:scaffold:patches\n")
+        );
+        u.write("lib.rs", "pub mod api;\n", mni_plugin::IfExists::Error)
+            .unwrap();
+        ensure_marker(&mut u, "lib.rs", "modules", "").unwrap();
+        assert_eq!(
+            u.get("lib.rs"),
+            Some("pub mod api;\n// +mni:scaffold:modules\n")
+        );
+    }
 
     fn check(
         path: &str,

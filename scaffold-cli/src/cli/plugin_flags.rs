@@ -120,6 +120,7 @@ pub fn scan(args: &[OsString]) -> Scan {
         (Some("edit"), _) => Some(Subcommand::Edit),
         (Some("new"), Some("service")) => Some(Subcommand::NewService),
         (Some("create"), Some("api")) => Some(Subcommand::CreateApi),
+        (Some("create"), Some("webhook")) => Some(Subcommand::CreateWebhook),
         _ => None,
     };
     scan

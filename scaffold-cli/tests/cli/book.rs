@@ -1,4 +1,5 @@
-//! The book chapters "Writing plugins" (`book/src/writing-plugins.md`) and "Keep your project
+//! The book chapters "Writing plugins" (`book/src/writing-plugins.md`), "Validate and default
+//! with webhooks" (`book/src/webhooks.md`) and "Keep your project
 //! current" (`book/src/keep-current.md`): every `$ ` line of their
 //! ```console blocks runs, in order, in one bash session in a temporary directory, with this
 //! build's `mni-scaffold` on PATH, `MNI_PLUGINS_PATH` an empty plugins directory (the chapter
@@ -143,4 +144,15 @@ fn keep_current_chapter_commands_run() {
     assert!(!fleet.join("docs/bosun.md").exists());
     let project = std::fs::read_to_string(fleet.join("PROJECT")).expect("PROJECT");
     assert!(project.contains("apidocs.mni.dev/v2"), "{project}");
+}
+
+#[test]
+fn webhooks_chapter_commands_run() {
+    let tmp = run_chapter("webhooks.md", 14);
+    let harbor = tmp.path().join("work/harbor");
+    // `delete webhook` and `delete api` took out what the chapter created.
+    assert!(!harbor.join("src/webhooks/ships_v1_ship.rs").exists());
+    assert!(!harbor.join("src/api/ships_v1/ship.rs").exists());
+    let project = std::fs::read_to_string(harbor.join("PROJECT")).expect("PROJECT");
+    assert!(!project.contains("webhooks"), "{project}");
 }

@@ -11,6 +11,7 @@ mod flags;
 mod plugins_new;
 mod scaffold;
 mod template;
+mod webhook;
 
 use std::collections::BTreeMap;
 use std::fs;

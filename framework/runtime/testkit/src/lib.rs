@@ -36,7 +36,9 @@
 //! Code map: `env` ([`TestEnv`], [`TestEnvBuilder`], CRD installation), `identity`
 //! (ServiceAccount clients, [`TestEnv::operator_client`] with an operator's RBAC manifest),
 //! `wait` (watch-based waits), `owner` ([`get_controlled`]), `events` (event assertions),
-//! `manifests` ([`assert_crds_checked_in`]: the checked-in CRDs match the code), `error`
+//! `manifests` ([`assert_crds_checked_in`]: the checked-in CRDs match the code), `webhooks`
+//! ([`WebhookCerts`]: a serving certificate and webhook configurations for admission webhooks
+//! under test), `error`
 //! ([`Error`]).
 //!
 //! **Architecture Invariant:** the test kit only talks to the server over HTTP with kube-rs
@@ -54,12 +56,14 @@ mod manifests;
 mod owner;
 pub mod reference;
 mod wait;
+mod webhooks;
 
 pub use env::{DEFAULT_TIMEOUT, TestEnv, TestEnvBuilder};
 pub use error::{Error, Result};
 pub use manifests::assert_crds_checked_in;
 pub use owner::get_controlled;
 pub use wait::{wait_deleted, wait_for, wait_for_condition};
+pub use webhooks::{AdmissionWebhook, WebhookCerts};
 
 /// The Redfish test harness of `mni-redfish` (`sushy-emulator` on loopback, installed by
 /// `scripts/sushy-emulator.sh`), for services whose BMCs the Metal3 simulator drives

@@ -12,6 +12,8 @@
 //! DIR/config/network-policy/   only labelled namespaces reach the metrics port
 //! DIR/config/prometheus/       a ServiceMonitor (opt-in from config/default)
 //! DIR/tests/manifests.rs       checks the CRD YAML equals the operator's `crd` output
+//! DIR/config/webhook/          `create webhook`: the webhook configurations and Service
+//! DIR/config/certmanager/      `create webhook`: the serving Certificate and its Issuer
 //! ```
 //!
 //! `create api` adds the kind's CRD and sample and re-derives `role.yaml`. `config/crd` and
@@ -21,6 +23,7 @@
 //! `kubectl kustomize` after every command.
 
 pub mod rbac;
+mod webhook;
 
 use mni_machinery::{Insert, TemplateFile, Templates, insert, merge_data};
 use mni_plugin::prelude::*;
@@ -186,7 +189,8 @@ impl Plugin for KustomizeV1 {
     fn description(&self) -> String {
         "Scaffolds an operator's kustomize manifests (config/crd, rbac, manager, default, \
          samples, network-policy, prometheus), with a least-privilege ClusterRole derived from \
-         the `+mni:rbac` lines its controllers declare."
+         the `+mni:rbac` lines its controllers declare; webhooks with cert-manager (create \
+         webhook)."
             .to_owned()
     }
 
@@ -199,6 +203,10 @@ impl Plugin for KustomizeV1 {
     }
 
     fn create_api(&self) -> Option<&dyn CreateApi> {
+        Some(self)
+    }
+
+    fn create_webhook(&self) -> Option<&dyn CreateWebhook> {
         Some(self)
     }
 }

@@ -232,3 +232,101 @@ fn a_project_from_before_the_marker_keeps_its_crd_line() {
     assert_eq!(crd_lines(&universe), 1);
     assert!(universe.contains("config/crd/kustomization.yaml"));
 }
+
+#[test]
+fn webhooks_of_a_service_kind_with_conversion_render_valid_yaml() {
+    let mut universe = Universe::new();
+    let mut config = ProjectConfig::default();
+    run_chain(
+        &mut universe,
+        &mut config,
+        Subcommand::Init,
+        &[("domain", "example.com"), ("project-name", "demo")],
+    )
+    .expect("init");
+    run_chain(
+        &mut universe,
+        &mut config,
+        Subcommand::NewService,
+        &[("name", "billing")],
+    )
+    .expect("new service");
+    run_chain(
+        &mut universe,
+        &mut config,
+        Subcommand::CreateApi,
+        &[
+            ("group", "billing"),
+            ("version", "v2"),
+            ("kind", "Invoice"),
+            ("service", "billing"),
+        ],
+    )
+    .expect("create api --service");
+    // The spoke version, as PROJECT would record it (`create api` writes one CRD per version,
+    // so a second version of a kind needs its CRD merged by hand).
+    let mut v1 = config.resource("billing", "v2", "Invoice").unwrap().clone();
+    v1.version = "v1".to_owned();
+    config.upsert_resource(v1);
+    let webhook = [
+        ("group", "billing"),
+        ("version", "v2"),
+        ("kind", "Invoice"),
+        ("defaulting", "true"),
+        ("conversion", "true"),
+        ("spoke", "v1"),
+    ];
+    // The kind is the service's: without --service the error says so.
+    let err = run_chain(
+        &mut universe.clone(),
+        &mut config.clone(),
+        Subcommand::CreateWebhook,
+        &webhook,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("give --service billing"), "{err}");
+    let webhook = [&webhook[..], &[("service", "billing")]].concat();
+    run_chain(
+        &mut universe,
+        &mut config,
+        Subcommand::CreateWebhook,
+        &webhook,
+    )
+    .expect("create webhook");
+
+    let op = "services/billing/operator/";
+    for (path, file) in universe.iter() {
+        if path.ends_with(".yaml") {
+            for doc in serde_yaml::Deserializer::from_str(file.contents()) {
+                serde_yaml::Value::deserialize(doc)
+                    .unwrap_or_else(|e| panic!("{path} is valid YAML: {e}"));
+            }
+        }
+    }
+    let manifests = universe
+        .get(&format!("{op}config/webhook/manifests.yaml"))
+        .expect("manifests");
+    assert!(manifests.contains("path: /mutate-billing-example-com-v2-invoice"));
+    assert!(!manifests.contains("/validate-billing"), "{manifests}");
+    let crd = universe
+        .get(&format!("{op}config/crd/kustomization.yaml"))
+        .expect("crd kustomization");
+    assert!(
+        crd.contains("- path: patches/webhook_in_invoices.yaml"),
+        "{crd}"
+    );
+    assert!(crd.contains("- kustomizeconfig.yaml"), "{crd}");
+    let default = universe
+        .get(&format!("{op}config/default/kustomization.yaml"))
+        .expect("default kustomization");
+    assert!(
+        default.contains("name: invoices.billing.example.com"),
+        "{default}"
+    );
+    assert!(universe.get("config/webhook/manifests.yaml").is_none());
+    let resource = config
+        .resource("billing", "v2", "Invoice")
+        .expect("recorded");
+    let webhooks = resource.webhooks.clone().expect("webhooks");
+    assert!(webhooks.defaulting && webhooks.conversion && !webhooks.validation);
+}

@@ -11,6 +11,9 @@
 //! DIR/src/api/GROUP_VERSION/      one module per group and version, a file per kind
 //! DIR/src/controllers/KIND.rs     one Reconciler per kind, with `+mni:rbac` lines
 //! DIR/tests/KIND.rs               the controller against mni-testkit
+//! DIR/src/webhooks/               `create webhook`: a module per kind (Defaulter, Validator,
+//!                                 conversion), `server()` and `register()` called by main.rs
+//! DIR/tests/KIND_webhook.rs       the webhooks through mni-testkit's admission chain
 //! Dockerfile                      (at the root) any crate of the workspace (`--build-arg BINARY=`)
 //!                                 as a static musl binary on distroless nonroot
 //! ```
@@ -29,6 +32,7 @@ mod layout;
 mod service;
 mod settings;
 mod target;
+mod webhook;
 
 use mni_machinery::Templates;
 use mni_plugin::PluginKey;
@@ -39,6 +43,7 @@ pub use init::reinit_policy;
 pub use layout::{LAYOUT_FLAG, ServiceLayout};
 pub use settings::{LICENSES, License, MniSource, Settings};
 pub use target::{OPERATOR_CRATE, Target};
+pub use webhook::{WebhookRequest, create_webhook_flags};
 
 /// The plugin's key.
 pub const KEY: &str = "rust.mni.dev/v1";
@@ -96,7 +101,8 @@ impl Plugin for RustV1 {
         "Scaffolds Rust operators on the mNi runtime: a Cargo workspace whose root crate is an \
          operator (init), an operator crate per service (new service), and per kind a \
          CustomResource type, a controller registered in main.rs and a test on mni-testkit \
-         (create api)."
+         (create api); per kind a defaulting, validating or conversion webhook served beside \
+         the controllers (create webhook)."
             .to_owned()
     }
 
@@ -109,6 +115,10 @@ impl Plugin for RustV1 {
     }
 
     fn create_api(&self) -> Option<&dyn CreateApi> {
+        Some(self)
+    }
+
+    fn create_webhook(&self) -> Option<&dyn CreateWebhook> {
         Some(self)
     }
 }

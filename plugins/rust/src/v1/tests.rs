@@ -229,3 +229,61 @@ fn every_template_parses() {
         templates.check_all().expect("built-in templates parse");
     }
 }
+
+#[test]
+fn webhook_code_is_rustfmt_clean_for_short_and_long_kinds() {
+    let mut p = Project::init();
+    for kind in ["Ship", "VirtualMachineInstance"] {
+        p.run(
+            Subcommand::CreateApi,
+            &[("group", "fleet"), ("version", "v1"), ("kind", kind)],
+        )
+        .expect("create api");
+    }
+    p.run(
+        Subcommand::CreateApi,
+        &[
+            ("group", "fleet"),
+            ("version", "v2"),
+            ("kind", "Ship"),
+            ("controller", "false"),
+        ],
+    )
+    .expect("create api v2");
+    for (kind, extra) in [
+        ("Ship", &[("conversion", "true"), ("spoke", "v2")][..]),
+        ("VirtualMachineInstance", &[][..]),
+    ] {
+        let pairs = [
+            &[
+                ("group", "fleet"),
+                ("version", "v1"),
+                ("kind", kind),
+                ("defaulting", "true"),
+                ("programmatic-validation", "true"),
+            ][..],
+            extra,
+        ]
+        .concat();
+        p.run(Subcommand::CreateWebhook, &pairs)
+            .expect("create webhook");
+    }
+    let mut checked = 0;
+    for (path, file) in p.universe.iter() {
+        if path.contains("webhook") && path.ends_with(".rs") {
+            mni_machinery::check_rust(path, file.contents()).expect("generated Rust parses");
+            if let Some(diff) =
+                mni_machinery::rustfmt_difference(path, file.contents()).expect("rustfmt runs")
+            {
+                panic!("{path} is not rustfmt-clean:\n{diff}");
+            }
+            checked += 1;
+        }
+    }
+    // mod.rs, a module and a test per kind.
+    assert_eq!(checked, 5);
+    let resource = p.config.resource("fleet", "v1", "Ship").expect("Ship");
+    let webhooks = resource.webhooks.as_ref().expect("webhooks recorded");
+    assert!(webhooks.defaulting && webhooks.validation && webhooks.conversion);
+    assert_eq!(webhooks.webhook_version, "v1");
+}

@@ -7,3 +7,7 @@
 
 pub mod api;
 pub mod controllers;
+// +mni:fragment:modules:webhooks
+pub mod webhooks;
+// +mni:fragment-end:modules:webhooks
+// +mni:scaffold:modules

@@ -13,6 +13,9 @@ use fleet::api;
 // +mni:fragment:imports:controllers
 use fleet::controllers;
 // +mni:fragment-end:imports:controllers
+// +mni:fragment:imports:webhooks
+use fleet::webhooks;
+// +mni:fragment-end:imports:webhooks
 // +mni:scaffold:imports
 
 #[tokio::main]
@@ -24,6 +27,9 @@ async fn main() -> anyhow::Result<()> {
         // +mni:fragment:controllers:harbor
         let manager = manager.with_controller(controllers::harbor::HarborReconciler);
         // +mni:fragment-end:controllers:harbor
+        // +mni:fragment:controllers:webhooks
+        let manager = webhooks::register(manager);
+        // +mni:fragment-end:controllers:webhooks
         // +mni:scaffold:controllers
         manager
     })
