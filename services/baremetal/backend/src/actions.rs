@@ -31,10 +31,12 @@ use mni_web::{ApiError, Domain, OpenApi, View, path_parameter};
 use serde_json::{Value, json};
 
 use metal_operator::api::metal_v1alpha1::Image;
+use metal_operator::api::metal_v1alpha1::REBOOT_ANNOTATION;
+use metal_operator::api::metal_v1alpha1::REBOOT_REFUSED;
+use metal_operator::api::metal_v1alpha1::REBOOTED;
+use metal_operator::api::metal_v1alpha1::RebootMode;
+use metal_operator::api::metal_v1alpha1::RebootRequest;
 use metal_operator::api::metal_v1alpha1::Server;
-use metal_operator::api::metal_v1alpha1::{
-    REBOOT_ANNOTATION, REBOOT_REFUSED, REBOOTED, RebootMode, RebootRequest,
-};
 
 /// The path of a Server's power-on action.
 pub const POWER_ON: &str = "/api/v1/servers/{name}/power-on";

@@ -14,8 +14,10 @@ use mni_web::testing::TestServer;
 use serde_json::{Value, json};
 
 use metal_backend::router;
+use metal_operator::api::metal_v1alpha1::REBOOT_ANNOTATION;
+use metal_operator::api::metal_v1alpha1::RebootMode;
+use metal_operator::api::metal_v1alpha1::RebootRequest;
 use metal_operator::api::metal_v1alpha1::Server;
-use metal_operator::api::metal_v1alpha1::{REBOOT_ANNOTATION, RebootMode, RebootRequest};
 use metal_operator::controllers::metal::backend_rules;
 
 const NAMESPACE: &str = "default";

@@ -23,11 +23,14 @@ use mni_testkit::redfish::Emulator;
 use mni_testkit::{TestEnv, get_controlled, wait_deleted, wait_for, wait_for_condition};
 use serde_json::{Value, json};
 
+use metal_operator::api::metal_v1alpha1::REBOOT_ANNOTATION;
+use metal_operator::api::metal_v1alpha1::REBOOT_REFUSED;
+use metal_operator::api::metal_v1alpha1::REBOOTED;
+use metal_operator::api::metal_v1alpha1::REBOOTING;
+use metal_operator::api::metal_v1alpha1::RebootMode;
+use metal_operator::api::metal_v1alpha1::RebootRequest;
 use metal_operator::api::metal_v1alpha1::Server;
 use metal_operator::api::metal_v1alpha1::ServerSpec;
-use metal_operator::api::metal_v1alpha1::{
-    REBOOT_ANNOTATION, REBOOT_REFUSED, REBOOTED, REBOOTING, RebootMode, RebootRequest,
-};
 use metal_operator::controllers::server::ServerReconciler;
 use metal_operator::controllers::server::upstream::SERVER_LABEL;
 
