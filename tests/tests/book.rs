@@ -191,6 +191,7 @@ fn baremetal_chapter_commands_run() {
             "baremetalhost.metal3.io/rack-1",
             "\"PowerState\": \"On\"",
             "\"PowerState\": \"Off\"",
+            "reboot reboot-1 hard: Completed",
             "bootMACAddress: 52:54:00 is not a MAC address",
             "image.url: cannot change the image of a provisioned server",
             "server.metal.mni.dev \"rack-1\" deleted",

@@ -36,6 +36,13 @@
 //!   says with `ComputerSystem.Reset` (`On`, `ForceOff`), and reads it back into
 //!   `status.poweredOn` (every [`Simulator::with_resync_interval`], as Ironic syncs power
 //!   states) — the BMC applies a reset when it likes, so nothing is assumed;
+//! - **reboot** (provisioned and externally provisioned hosts) — `reboot.metal3.io` powers the
+//!   host off (`{"mode":"soft"}` or no mode: `GracefulShutdown`, falling back to `ForceOff`
+//!   when the BMC refuses it or after [`Simulator::with_soft_power_off_timeout`], as Ironic
+//!   does; `{"mode":"hard"}`: `ForceOff`), waits until the BMC reports it off, powers it on,
+//!   waits until the BMC reports it on and removes the annotation. `reboot.metal3.io/{key}`
+//!   keeps the host off until every such annotation is gone (it takes precedence over the
+//!   plain form). With `spec.online: false` the host stays off and the annotation goes;
 //! - removing or changing the image of a provisioned host: **deprovisioning** — ejects
 //!   virtual media, powers off, and when the BMC reports off: **available**;
 //! - `spec.externallyProvisioned` — registering leads to **externally provisioned**
@@ -55,6 +62,7 @@
 mod hardware;
 mod host;
 mod machine;
+mod reboot;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::future::Future;
@@ -85,6 +93,11 @@ pub const DEFAULT_RESYNC: Duration = Duration::from_secs(30);
 
 /// How long a power action may take before it is a `power management error`.
 pub const DEFAULT_POWER_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How long a reboot's soft power-off (`GracefulShutdown`) may take before the simulator
+/// powers the host off hard (`ForceOff`). Ironic's `soft_power_off_timeout` is 600 s; a
+/// simulated host has no OS to shut down, so a minute is plenty.
+pub const DEFAULT_SOFT_POWER_OFF_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The timeout of each Redfish request (an unreachable BMC fails registration after it).
 pub const DEFAULT_BMC_TIMEOUT: Duration = Duration::from_secs(10);
@@ -144,6 +157,7 @@ impl Simulator {
                 resync: DEFAULT_RESYNC,
                 power_timeout: DEFAULT_POWER_TIMEOUT,
                 bmc_timeout: DEFAULT_BMC_TIMEOUT,
+                soft_power_off_timeout: DEFAULT_SOFT_POWER_OFF_TIMEOUT,
             },
             install_crds: true,
         }
@@ -165,6 +179,13 @@ impl Simulator {
     /// How long a power action may take (default [`DEFAULT_POWER_TIMEOUT`]).
     pub fn with_power_timeout(mut self, timeout: Duration) -> Self {
         self.settings.power_timeout = timeout;
+        self
+    }
+
+    /// How long a reboot's soft power-off may take before `ForceOff` (default
+    /// [`DEFAULT_SOFT_POWER_OFF_TIMEOUT`]).
+    pub fn with_soft_power_off_timeout(mut self, timeout: Duration) -> Self {
+        self.settings.soft_power_off_timeout = timeout;
         self
     }
 

@@ -802,3 +802,167 @@ async fn annotations_skip_inspection_and_detach_a_host_whose_bmc_is_gone() -> an
     env.shutdown().await;
     Ok(())
 }
+
+/// Sets (`Some`) or removes (`None`) an annotation of host `name`.
+async fn annotate(
+    client: &Client,
+    name: &str,
+    key: &str,
+    value: Option<&str>,
+) -> anyhow::Result<()> {
+    hosts(client)
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {key: value}}})),
+        )
+        .await?;
+    Ok(())
+}
+
+/// Polls the BMC's power state (over Redfish) and host `name` until `done` says the host is
+/// where it should be; returns every power state the BMC reported, without repeats.
+async fn watch_power(
+    client: &Client,
+    emulator: &Emulator,
+    name: &str,
+    done: impl Fn(&BareMetalHost) -> bool,
+) -> anyhow::Result<Vec<PowerState>> {
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
+    let mut seen: Vec<PowerState> = Vec::new();
+    loop {
+        if let Some(power) = bmc_power(emulator, 0).await?
+            && seen.last() != Some(&power)
+        {
+            seen.push(power);
+        }
+        if done(&hosts(client).get(name).await?) {
+            return Ok(seen);
+        }
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "host {name} not done after {TIMEOUT:?}; the BMC reported {seen:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+fn has_annotation(host: &BareMetalHost, key: &str) -> bool {
+    host.annotations().contains_key(key)
+}
+
+#[tokio::test]
+async fn the_reboot_annotation_powers_the_host_off_and_on_in_redfish_then_goes()
+-> anyhow::Result<()> {
+    let emulator = Emulator::builder().start().await?;
+    let env = env().await?;
+    let client = env.client();
+    secret(&client, "bmc", USER, Some(PASSWORD)).await?;
+    host(
+        &client,
+        "server",
+        json!({
+            "online": true,
+            "bmc": {"address": emulator.bmc_address(0), "credentialsName": "bmc"},
+            "image": {"url": "http://images.example/a.raw", "format": "raw"},
+        }),
+    )
+    .await?;
+    wait_state(&client, "server", ProvisioningState::Provisioned).await?;
+    wait_for(
+        &hosts(&client),
+        "server",
+        |h| h.status.as_ref().is_some_and(|s| s.powered_on),
+        TIMEOUT,
+    )
+    .await?;
+
+    // Hard, then soft (no value: GracefulShutdown, which the emulator honours): each time the
+    // BMC goes off, then on, and only then is the annotation removed.
+    for value in [r#"{"mode":"hard"}"#, ""] {
+        annotate(&client, "server", "reboot.metal3.io", Some(value)).await?;
+        let seen = watch_power(&client, &emulator, "server", |h| {
+            !has_annotation(h, "reboot.metal3.io")
+        })
+        .await?;
+        assert_eq!(seen.first(), Some(&PowerState::On), "{value:?}: {seen:?}");
+        assert!(seen.contains(&PowerState::Off), "{value:?}: {seen:?}");
+        assert_eq!(seen.last(), Some(&PowerState::On), "{value:?}: {seen:?}");
+        assert_eq!(bmc_power(&emulator, 0).await?, Some(PowerState::On));
+        let host = wait_for(
+            &hosts(&client),
+            "server",
+            |h| h.status.as_ref().is_some_and(|s| s.powered_on),
+            TIMEOUT,
+        )
+        .await?;
+        assert_eq!(state(&host), Some(ProvisioningState::Provisioned));
+        assert_eq!(host.status.unwrap().error_type, None);
+    }
+
+    // A suffixed annotation keeps the host off until it is removed, even with the plain one.
+    annotate(&client, "server", "reboot.metal3.io/maintenance", Some("")).await?;
+    annotate(&client, "server", "reboot.metal3.io", Some("")).await?;
+    let host = wait_for(
+        &hosts(&client),
+        "server",
+        |h| h.status.as_ref().is_some_and(|s| !s.powered_on),
+        TIMEOUT,
+    )
+    .await?;
+    assert!(has_annotation(&host, "reboot.metal3.io"));
+    assert_eq!(bmc_power(&emulator, 0).await?, Some(PowerState::Off));
+    // Longer than the emulator takes to apply a reset: still off.
+    tokio::time::sleep(Duration::from_secs(12)).await;
+    assert_eq!(bmc_power(&emulator, 0).await?, Some(PowerState::Off));
+    let host = hosts(&client).get("server").await?;
+    assert!(has_annotation(&host, "reboot.metal3.io"));
+    annotate(&client, "server", "reboot.metal3.io/maintenance", None).await?;
+    let host = wait_for(
+        &hosts(&client),
+        "server",
+        |h| {
+            h.status.as_ref().is_some_and(|s| s.powered_on)
+                && !has_annotation(h, "reboot.metal3.io")
+        },
+        TIMEOUT,
+    )
+    .await?;
+    assert_eq!(bmc_power(&emulator, 0).await?, Some(PowerState::On));
+    assert_eq!(state(&host), Some(ProvisioningState::Provisioned));
+    env.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_reboot_annotation_is_left_alone_on_a_host_that_is_not_provisioned()
+-> anyhow::Result<()> {
+    let emulator = Emulator::builder().start().await?;
+    let env = env().await?;
+    let client = env.client();
+    secret(&client, "bmc", USER, Some(PASSWORD)).await?;
+    host(
+        &client,
+        "server",
+        json!({
+            "online": false,
+            "bmc": {"address": emulator.bmc_address(0), "credentialsName": "bmc"},
+        }),
+    )
+    .await?;
+    wait_state(&client, "server", ProvisioningState::Available).await?;
+    annotate(
+        &client,
+        "server",
+        "reboot.metal3.io",
+        Some(r#"{"mode":"hard"}"#),
+    )
+    .await?;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let host = hosts(&client).get("server").await?;
+    assert!(has_annotation(&host, "reboot.metal3.io"));
+    assert_eq!(state(&host), Some(ProvisioningState::Available));
+    assert_eq!(bmc_power(&emulator, 0).await?, Some(PowerState::Off));
+    env.shutdown().await;
+    Ok(())
+}

@@ -39,7 +39,10 @@ pub const SKIPPED: &[&str] = &["backend/tests/api.rs"];
 /// Written as rustfmt writes it; the comment keeps the machinery from reformatting it.
 const KINDS: &str = "pub mod validate;
 // The types of the Server's spec and status.
-pub use server::{Bmc, Hardware, HostError, Image, Nic, RootDeviceHints, SecretReference, Storage};";
+pub use server::{
+    Bmc, Hardware, HostError, Image, Nic, REBOOT_ANNOTATION, REBOOT_REFUSED, REBOOTED, REBOOTING,
+    RebootMode, RebootRequest, RebootStatus, RootDeviceHints, SecretReference, Storage,
+};";
 
 /// The backend's own modules (`templates/baremetal/v1/backend/src/`).
 const BACKEND_MODULES: &str = "pub mod actions;\nmod validation;";

@@ -3,16 +3,20 @@
 
 //! The backend over HTTP against an in-process control plane (`mni-testkit`), running as the
 //! ServiceAccount the operator gives it, with exactly the Role the operator grants it (nothing
-//! on metal3.io): Server CRUD, the power and provisioning actions, and bad input refused with
-//! HTTP 422 naming the field, with the API server's words.
+//! on metal3.io): Server CRUD, the power, reboot and provisioning actions, and bad input
+//! refused with HTTP 422 naming the field, with the API server's words.
 
 use axum::http::{Method, StatusCode};
-use kube::Api;
+use kube::api::{Patch, PatchParams};
+use kube::{Api, ResourceExt};
 use mni_testkit::TestEnv;
 use mni_web::testing::TestServer;
 use serde_json::{Value, json};
 
 use metal_backend::router;
+use metal_operator::api::metal_v1alpha1::REBOOT_ANNOTATION;
+use metal_operator::api::metal_v1alpha1::RebootMode;
+use metal_operator::api::metal_v1alpha1::RebootRequest;
 use metal_operator::api::metal_v1alpha1::Server;
 use metal_operator::controllers::metal::backend_rules;
 
@@ -129,6 +133,48 @@ async fn servers_and_their_actions_over_http() {
         Some("http://images.example.com/other.qcow2")
     );
 
+    // Reboot: a bad mode is 422 naming it; a server that is not provisioned is 409.
+    let reboot = format!("{item}/reboot");
+    let (status, body) = backend
+        .call_json(Method::POST, &reboot, Some(json!({ "mode": "gentle" })))
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("mode: must be soft or hard"),
+        "{message}"
+    );
+    let (status, body) = backend.call_json(Method::POST, &reboot, None).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("state: server rack-1 is not registered yet; only a provisioned server"),
+        "{message}"
+    );
+    // Provisioned (as the operator would report it): the request is recorded once; asking
+    // again while it is not finished changes nothing.
+    let servers = Api::<Server>::namespaced(env.client(), NAMESPACE);
+    servers
+        .patch_status(
+            "rack-1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({ "status": { "state": "provisioned" } })),
+        )
+        .await
+        .expect("status");
+    let (status, body) = backend
+        .call_json(Method::POST, &reboot, Some(json!({ "mode": "hard" })))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let annotation = |s: &Server| s.annotations().get(REBOOT_ANNOTATION).cloned();
+    let requested = annotation(&servers.get("rack-1").await.expect("get")).expect("requested");
+    let request: RebootRequest = serde_json::from_str(&requested).expect("a request");
+    assert_eq!(request.mode, Some(RebootMode::Hard));
+    let (status, body) = backend.call_json(Method::POST, &reboot, None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let again = annotation(&servers.get("rack-1").await.expect("get"));
+    assert_eq!(again.as_deref(), Some(requested.as_str()), "idempotent");
+
     let (status, body) = backend
         .call_json(Method::POST, &format!("{COLLECTION}/nope/power-on"), None)
         .await;
@@ -140,7 +186,13 @@ async fn servers_and_their_actions_over_http() {
         .call_json(Method::GET, "/api/openapi.json", None)
         .await;
     assert_eq!(status, StatusCode::OK);
-    for action in ["power-on", "power-off", "provision", "deprovision"] {
+    for action in [
+        "power-on",
+        "power-off",
+        "reboot",
+        "provision",
+        "deprovision",
+    ] {
         assert!(
             body["paths"][format!("{COLLECTION}/{}/{action}", "{name}")]["post"].is_object(),
             "{action}: {body}"

@@ -1,7 +1,9 @@
 // The metal UI: the inventory of Servers through the backend's API, which this page's
 // server proxies under /api — state, power and hardware as Metal3 inspected it, refreshed
 // every few seconds so power and provisioning changes show without a reload — and their
-// actions: power on, power off, provision the image of the image form, deprovision, delete.
+// actions: power on, power off, reboot (Metal3 tries a soft power-off, then a hard one;
+// status.reboot shows how far it got), provision the image of the image form, deprovision,
+// delete.
 // No framework, no build step.
 "use strict";
 
@@ -74,13 +76,14 @@ function render(items) {
       cell((hw.nics || []).map((n) => n.mac).filter(Boolean).join(", "), "nics"),
       cell(item.spec.image ? item.spec.image.url : "", "image"),
       cell(readiness, "status status-" + readiness.toLowerCase()),
-      cell(ready ? ready.message : "", "message"),
+      cell(message(ready, status.reboot), "message"),
     );
     const actions = document.createElement("td");
     const path = COLLECTION + "/" + encodeURIComponent(item.name);
     actions.append(
       button("Power on", "power-on", () => act("POST", path + "/power-on", item.name)),
       button("Power off", "power-off", () => act("POST", path + "/power-off", item.name)),
+      button("Reboot", "reboot", () => act("POST", path + "/reboot", item.name)),
       button("Provision", "provision", () => act("POST", path + "/provision", item.name, image())),
       button("Deprovision", "deprovision", () => act("POST", path + "/deprovision", item.name)),
       button("Delete", "delete", () => act("DELETE", path, item.name)),
@@ -89,6 +92,16 @@ function render(items) {
     rows.append(tr);
   }
   empty.hidden = items.length > 0;
+}
+
+// The Ready condition's message, and how the last reboot went once it is over.
+function message(ready, reboot) {
+  const text = ready ? ready.message : "";
+  if (!reboot || reboot.phase === "Rebooting") return text;
+  const last = reboot.phase === "Completed"
+    ? "last rebooted " + reboot.completedAt
+    : "reboot refused: " + (reboot.message || "");
+  return text ? text + " (" + last + ")" : last;
 }
 
 // The image of the image form, as the provision route takes it.

@@ -23,6 +23,12 @@ use mni_testkit::redfish::Emulator;
 use mni_testkit::{TestEnv, get_controlled, wait_deleted, wait_for, wait_for_condition};
 use serde_json::{Value, json};
 
+use metal_operator::api::metal_v1alpha1::REBOOT_ANNOTATION;
+use metal_operator::api::metal_v1alpha1::REBOOT_REFUSED;
+use metal_operator::api::metal_v1alpha1::REBOOTED;
+use metal_operator::api::metal_v1alpha1::REBOOTING;
+use metal_operator::api::metal_v1alpha1::RebootMode;
+use metal_operator::api::metal_v1alpha1::RebootRequest;
 use metal_operator::api::metal_v1alpha1::Server;
 use metal_operator::api::metal_v1alpha1::ServerSpec;
 use metal_operator::controllers::server::ServerReconciler;
@@ -340,6 +346,175 @@ async fn wrong_credentials_an_unreachable_bmc_and_a_wrong_mac_are_clear_conditio
             "{name}: no host"
         );
     }
+    manager.shutdown().await.expect("the manager stops");
+    env.shutdown().await;
+}
+
+fn reboot_phase(obj: &Server) -> Option<&str> {
+    obj.status
+        .as_ref()
+        .and_then(|s| s.reboot.as_ref())
+        .map(|r| r.phase.as_str())
+}
+
+/// Asks for a reboot as the backend does: the request annotation, with a new id.
+async fn request_reboot(api: &Api<Server>, name: &str, value: &str) {
+    api.patch(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(&json!({ "metadata": { "annotations": { REBOOT_ANNOTATION: value } } })),
+    )
+    .await
+    .expect("annotate the Server");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reboot_powers_the_server_off_and_on_in_redfish_and_is_refused_when_not_provisioned() {
+    let bmc = emulator(2).await;
+    let env = start_env().await;
+    let manager = start_manager(&env).await;
+    credentials(&env, "bmc", PASSWORD).await;
+    let api = Api::<Server>::namespaced(env.client(), NAMESPACE);
+    let hosts = Api::<BareMetalHost>::namespaced(env.client(), NAMESPACE);
+    let image = json!({
+        "online": true,
+        "image": {
+            "url": "http://images.example.com/os.raw",
+            "checksum": "http://images.example.com/os.raw.md5sum",
+            "checksumType": "md5",
+            "format": "raw",
+        },
+    });
+    api.create(&PostParams::default(), &server(&bmc, 0, "bmc", image))
+        .await
+        .expect("create the provisioned Server");
+    api.create(&PostParams::default(), &server(&bmc, 1, "bmc", json!({})))
+        .await
+        .expect("create the available Server");
+    wait_for(
+        &api,
+        "server-0",
+        |s| state(s) == Some("provisioned") && condition(s, READY).0 == "Provisioned",
+        STEP * 2,
+    )
+    .await
+    .expect("provisioned and on");
+    assert_eq!(bmc_power(&bmc, 0).await, Some(PowerState::On));
+
+    // A hard reboot: the operator hands it to Metal3, the BMC goes off and on again (read
+    // over Redfish while it happens), and the status says when it completed.
+    let request = RebootRequest::now(Some(RebootMode::Hard));
+    let value = serde_json::to_string(&request).expect("JSON");
+    request_reboot(&api, "server-0", &value).await;
+    let host = wait_for(
+        &hosts,
+        "server-0",
+        |h| h.annotations().contains_key("reboot.metal3.io"),
+        STEP,
+    )
+    .await
+    .expect("handed to Metal3");
+    assert_eq!(host.annotations()["reboot.metal3.io"], r#"{"mode":"hard"}"#);
+    let rebooting = wait_for(&api, "server-0", |s| reboot_phase(s).is_some(), STEP)
+        .await
+        .expect("status.reboot");
+    if reboot_phase(&rebooting) == Some(REBOOTING) {
+        assert_eq!(condition(&rebooting, READY).0, REBOOTING);
+    }
+    let deadline = tokio::time::Instant::now() + STEP * 2;
+    let mut seen: Vec<PowerState> = Vec::new();
+    let done = loop {
+        if let Some(power) = bmc_power(&bmc, 0).await
+            && seen.last() != Some(&power)
+        {
+            seen.push(power);
+        }
+        let obj = api.get("server-0").await.expect("get");
+        if reboot_phase(&obj) == Some(REBOOTED) {
+            break obj;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no completed reboot; the BMC reported {seen:?}, the status is {:?}",
+            obj.status
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    assert_eq!(seen.first(), Some(&PowerState::On), "{seen:?}");
+    assert!(seen.contains(&PowerState::Off), "{seen:?}");
+    assert_eq!(seen.last(), Some(&PowerState::On), "{seen:?}");
+    assert_eq!(bmc_power(&bmc, 0).await, Some(PowerState::On));
+    let reboot = done.status.clone().and_then(|s| s.reboot).expect("reboot");
+    assert_eq!(reboot.id, request.id);
+    assert_eq!(reboot.mode, Some(RebootMode::Hard));
+    assert!(
+        reboot.started_at.is_some() && reboot.completed_at.is_some(),
+        "{reboot:?}"
+    );
+    let host = hosts.get("server-0").await.expect("the host");
+    assert!(!host.annotations().contains_key("reboot.metal3.io"));
+    wait_for(
+        &api,
+        "server-0",
+        |s| condition(s, READY).0 == "Provisioned" && power(s) == Some("On"),
+        STEP,
+    )
+    .await
+    .expect("ready again");
+    // The same request again does nothing: it is done.
+    request_reboot(&api, "server-0", &value).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let host = hosts.get("server-0").await.expect("the host");
+    assert!(!host.annotations().contains_key("reboot.metal3.io"));
+
+    // A mode Metal3 does not know, and a server that is not provisioned: refused, saying why.
+    request_reboot(&api, "server-1", r#"{"id":"x","mode":"gentle"}"#).await;
+    let refused = wait_for(
+        &api,
+        "server-1",
+        |s| reboot_phase(s) == Some(REBOOT_REFUSED),
+        STEP,
+    )
+    .await
+    .expect("refused");
+    let message = refused
+        .status
+        .and_then(|s| s.reboot)
+        .and_then(|r| r.message);
+    assert!(
+        message.as_deref().is_some_and(|m| m.contains("gentle")),
+        "{message:?}"
+    );
+    wait_for(&api, "server-1", |s| state(s) == Some("available"), STEP)
+        .await
+        .expect("available");
+    request_reboot(&api, "server-1", r#"{"id":"y","mode":"soft"}"#).await;
+    let refused = wait_for(
+        &api,
+        "server-1",
+        |s| {
+            s.status
+                .as_ref()
+                .and_then(|s| s.reboot.as_ref())
+                .is_some_and(|r| r.id == "y" && r.phase == REBOOT_REFUSED)
+        },
+        STEP,
+    )
+    .await
+    .expect("refused");
+    let message = refused
+        .status
+        .and_then(|s| s.reboot)
+        .and_then(|r| r.message);
+    assert!(
+        message
+            .as_deref()
+            .is_some_and(|m| m.contains("state: the server is available")),
+        "{message:?}"
+    );
+    let host = hosts.get("server-1").await.expect("the host");
+    assert!(!host.annotations().contains_key("reboot.metal3.io"));
+    assert_eq!(bmc_power(&bmc, 1).await, Some(PowerState::Off));
     manager.shutdown().await.expect("the manager stops");
     env.shutdown().await;
 }

@@ -20,6 +20,7 @@ use tokio::time::Instant;
 use super::FIELD_MANAGER;
 use super::hardware::hardware_details;
 use super::machine::{HostView, Step, after, merge_diff, next_step};
+use super::reboot::{self, REBOOT_ANNOTATION, RebootRequest};
 use crate::v1alpha1::{
     BareMetalHost, BareMetalHostStatus, CredentialsStatus, ErrorType, HOST_FINALIZER, HardwareData,
     HardwareDataSpec, ImageFormat, OperationMetric, OperationalStatus, ProvisioningState,
@@ -43,6 +44,8 @@ pub(crate) struct Settings {
     pub(crate) power_timeout: Duration,
     /// The timeout of each Redfish request.
     pub(crate) bmc_timeout: Duration,
+    /// How long a soft power-off (`GracefulShutdown`) of a reboot may take before `ForceOff`.
+    pub(crate) soft_power_off_timeout: Duration,
 }
 
 /// What the simulator remembers of a host between reconciles: the BMC actions it sent and
@@ -52,6 +55,7 @@ pub(crate) struct Progress {
     provision: Option<ProvisionProgress>,
     power: Option<(bool, Instant)>,
     ejected: bool,
+    reboot: Option<reboot::Phase>,
 }
 
 #[derive(Debug, Clone)]
@@ -305,9 +309,17 @@ impl Run<'_> {
             }
             Step::PowerOffBeforeDelete => self.ensure_power(&target, false, power.as_ref()).await,
             Step::ManagePower => {
-                let result = self
-                    .ensure_power(&target, self.host.spec.online, power.as_ref())
-                    .await;
+                let request = RebootRequest::of(self.host.annotations())
+                    .filter(|_| matches!(self.state(), S::Provisioned | S::ExternallyProvisioned));
+                let result = match request {
+                    Some(request) => self.reboot(&target, request, power.as_ref()).await?,
+                    None => {
+                        // No (more) reboot annotations: whatever a reboot left, `online` rules.
+                        self.progress.reboot = None;
+                        self.ensure_power(&target, self.host.spec.online, power.as_ref())
+                            .await
+                    }
+                };
                 if let Ok(Poll::Done) = result {
                     if self.status.error_type == Some(ErrorType::PowerManagement) {
                         self.clear_error();
@@ -713,6 +725,108 @@ impl Run<'_> {
             })?;
         self.progress.power = Some((on, Instant::now()));
         Ok(Poll::Waiting)
+    }
+
+    /// One step of the reboot `request` asks for (see `reboot.rs`): sends what
+    /// [`reboot::next`] says, falling back from a refused `GracefulShutdown` to `ForceOff` as
+    /// Ironic does, and removes `reboot.metal3.io` once power is restored. Done while a
+    /// suffixed annotation holds the host off, and when the reboot is over.
+    async fn reboot(
+        &mut self,
+        target: &Target,
+        request: RebootRequest,
+        power: Option<&PowerState>,
+    ) -> Result<Result<Poll, String>, kube::Error> {
+        let timeouts = reboot::Timeouts {
+            soft_power_off: self.ctx.settings.soft_power_off_timeout,
+            power: self.ctx.settings.power_timeout,
+        };
+        let online = self.host.spec.online;
+        // At most: observed off, then On sent.
+        for _ in 0..3 {
+            let phase = self.progress.reboot.take();
+            let (action, next) = reboot::next(
+                request,
+                phase.as_ref(),
+                power,
+                online,
+                timeouts,
+                Instant::now(),
+            );
+            self.progress.reboot = next;
+            match action {
+                reboot::Action::Continue => continue,
+                reboot::Action::Wait if self.progress.reboot == Some(reboot::Phase::Off) => {
+                    return Ok(Ok(Poll::Done));
+                }
+                reboot::Action::Wait => return Ok(Ok(Poll::Waiting)),
+                reboot::Action::Fail(message) => return Ok(Err(message)),
+                reboot::Action::Reset(reset) => {
+                    let system = &target.system.odata_id;
+                    let sent = target.bmc.reset(system, reset.clone()).await;
+                    return Ok(match (sent, reset) {
+                        (Ok(()), _) => Ok(Poll::Waiting),
+                        (Err(error), ResetType::GracefulShutdown) => {
+                            tracing::debug!(host = %self.host.name_any(), %error,
+                                "metal3 simulator: soft power off refused; powering off hard");
+                            match target.bmc.reset(system, ResetType::ForceOff).await {
+                                Ok(()) => {
+                                    self.progress.reboot = Some(reboot::Phase::PoweringOff {
+                                        reset: ResetType::ForceOff,
+                                        since: Instant::now(),
+                                    });
+                                    Ok(Poll::Waiting)
+                                }
+                                Err(e) => {
+                                    self.progress.reboot = None;
+                                    Err(format!("Failed to power off the host to reboot it: {e}"))
+                                }
+                            }
+                        }
+                        (Err(e), ResetType::On) => {
+                            self.progress.reboot = Some(reboot::Phase::Off);
+                            Err(format!("Failed to power on the host after a reboot: {e}"))
+                        }
+                        (Err(e), _) => {
+                            self.progress.reboot = None;
+                            Err(format!("Failed to power off the host to reboot it: {e}"))
+                        }
+                    });
+                }
+                reboot::Action::Finish => {
+                    if request.plain {
+                        self.remove_reboot_annotation().await?;
+                    }
+                    return Ok(Ok(Poll::Done));
+                }
+            }
+        }
+        Ok(Ok(Poll::Waiting))
+    }
+
+    /// Removes `reboot.metal3.io` if it still has the value this reboot was for, so a new
+    /// request written meanwhile (another value) is not lost: the host is read again and the
+    /// removal is conditional on that read's `resourceVersion` (a conflict makes the reconcile
+    /// start over).
+    async fn remove_reboot_annotation(&self) -> Result<(), kube::Error> {
+        let Some(value) = self.host.annotations().get(REBOOT_ANNOTATION) else {
+            return Ok(());
+        };
+        let namespace = self.host.namespace().unwrap_or_default();
+        let api: Api<BareMetalHost> = Api::namespaced(self.ctx.client.clone(), &namespace);
+        let Some(current) = api.get_opt(&self.host.name_any()).await? else {
+            return Ok(());
+        };
+        if current.annotations().get(REBOOT_ANNOTATION) != Some(value) {
+            return Ok(());
+        }
+        let patch = serde_json::json!({"metadata": {
+            "annotations": { REBOOT_ANNOTATION: null },
+            "resourceVersion": current.resource_version(),
+        }});
+        api.patch(&self.host.name_any(), &params(), &Patch::Merge(&patch))
+            .await?;
+        Ok(())
     }
 
     /// Deletes the HardwareData and removes the finalizer.

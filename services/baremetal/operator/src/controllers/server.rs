@@ -20,7 +20,10 @@
 //! 5. server-side applies the BMC Secret and the BareMetalHost ([`upstream`]), owned by the
 //!    Server, after checking that a host of that name is not someone else's (`NameTaken`);
 //!    Metal3 registers, inspects, provisions the image and powers the server as the host says;
-//! 6. sets the status from Metal3's ([`status`]).
+//! 6. hands a new reboot request (the Server's [`REBOOT_ANNOTATION`]) to Metal3 as the
+//!    host's `reboot.metal3.io` ([`upstream::reboot_patch`]) if the server is provisioned, and
+//!    follows it in `status.reboot` until Metal3 removes that annotation;
+//! 7. sets the status from Metal3's ([`status`]).
 //!
 //! On delete the finalizer [`FINALIZER`] keeps the Server until its host is deprovisioned
 //! and powered off (the image removed, `online: false`, Metal3 back at `available`), then
@@ -43,11 +46,15 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, DeleteParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use mni_metal3::v1alpha1::{BareMetalHost, ErrorType, ProvisioningState};
 use mni_operator::{ContextError, prelude::*};
 use serde_json::{Value, json};
 
+use crate::api::metal_v1alpha1::REBOOT_ANNOTATION;
+use crate::api::metal_v1alpha1::REBOOT_REFUSED;
+use crate::api::metal_v1alpha1::RebootRequest;
+use crate::api::metal_v1alpha1::RebootStatus;
 use crate::api::metal_v1alpha1::Server;
 use crate::api::metal_v1alpha1::ServerStatus;
 use crate::api::metal_v1alpha1::validate::message;
@@ -125,7 +132,7 @@ impl Reconciler for ServerReconciler {
         let errors = validate(&obj.spec);
         if !errors.is_empty() {
             let blocked = Blocked::new(status::INVALID_SPEC, message(&errors));
-            return finish(ctx, &obj, Err(&blocked), None, None).await;
+            return finish(ctx, &obj, Err(&blocked), None, None, None).await;
         }
         if let Some(other) = duplicate_bmc(ctx, &obj) {
             let blocked = Blocked::new(
@@ -135,7 +142,7 @@ impl Reconciler for ServerReconciler {
                     obj.spec.bmc.address
                 ),
             );
-            return finish(ctx, &obj, Err(&blocked), None, Some(SECRET_POLL)).await;
+            return finish(ctx, &obj, Err(&blocked), None, None, Some(SECRET_POLL)).await;
         }
 
         // The credentials, and the user data's Secret.
@@ -148,7 +155,7 @@ impl Reconciler for ServerReconciler {
                     "bmc.credentialsName: Secret {secret_name} does not exist in namespace {namespace}"
                 ),
             );
-            return finish(ctx, &obj, Err(&blocked), None, Some(SECRET_POLL)).await;
+            return finish(ctx, &obj, Err(&blocked), None, None, Some(SECRET_POLL)).await;
         };
         // `data`, or `stringData` where an API server has not folded it into `data` yet.
         let data = credentials.data.clone().unwrap_or_default();
@@ -171,7 +178,7 @@ impl Reconciler for ServerReconciler {
                     missing.join(" and no ")
                 ),
             );
-            return finish(ctx, &obj, Err(&blocked), None, Some(SECRET_POLL)).await;
+            return finish(ctx, &obj, Err(&blocked), None, None, Some(SECRET_POLL)).await;
         };
         if let Some(user_data) = &obj.spec.user_data
             && get_opt(&secrets, &user_data.name, "Secret")
@@ -185,7 +192,7 @@ impl Reconciler for ServerReconciler {
                     user_data.name
                 ),
             );
-            return finish(ctx, &obj, Err(&blocked), None, Some(SECRET_POLL)).await;
+            return finish(ctx, &obj, Err(&blocked), None, None, Some(SECRET_POLL)).await;
         }
 
         // A BareMetalHost of this name that is not ours is left alone.
@@ -201,7 +208,7 @@ impl Reconciler for ServerReconciler {
                     "metadata.name: a BareMetalHost {host_name} that is not this Server's exists; rename the Server"
                 ),
             );
-            return finish(ctx, &obj, Err(&blocked), None, None).await;
+            return finish(ctx, &obj, Err(&blocked), None, None, None).await;
         }
 
         // The pre-flight, when what it checks changed since it last passed.
@@ -229,7 +236,7 @@ impl Reconciler for ServerReconciler {
             };
             if let Err(e) = preflight.run().await {
                 let blocked = Blocked::new(e.reason, e.message);
-                return finish(ctx, &obj, Err(&blocked), None, Some(PREFLIGHT_RETRY)).await;
+                return finish(ctx, &obj, Err(&blocked), None, None, Some(PREFLIGHT_RETRY)).await;
             }
             let note = format!(
                 "BMC {} answered, took the credentials and has the boot MAC",
@@ -250,7 +257,8 @@ impl Reconciler for ServerReconciler {
         let host = ctx
             .apply_owned(&*obj, upstream::bare_metal_host(&obj))
             .await?;
-        finish(ctx, &obj, Ok(&fingerprint), Some(&host), None).await
+        let (host, reboot) = reboot(&hosts, &obj, host).await?;
+        finish(ctx, &obj, Ok(&fingerprint), Some(&host), reboot, None).await
     }
 
     async fn cleanup(
@@ -332,6 +340,59 @@ impl Reconciler for ServerReconciler {
     }
 }
 
+/// The reboot the Server's [`REBOOT_ANNOTATION`] asks for, handed to Metal3 on `host` if it
+/// is new and the server is provisioned; the host as it is now and the reboot status (`None`:
+/// no request, the status keeps what it says).
+async fn reboot(
+    hosts: &Api<BareMetalHost>,
+    obj: &Server,
+    host: BareMetalHost,
+) -> Result<(BareMetalHost, Option<RebootStatus>), ServerError> {
+    let Some(value) = obj.annotations().get(REBOOT_ANNOTATION) else {
+        return Ok((host, None));
+    };
+    let current = obj.status.as_ref().and_then(|s| s.reboot.as_ref());
+    let request: RebootRequest = match serde_json::from_str(value) {
+        Ok(request) => request,
+        Err(e) => {
+            let refused = RebootStatus {
+                phase: REBOOT_REFUSED.to_owned(),
+                message: Some(format!(
+                    "metadata.annotations[{REBOOT_ANNOTATION}]: not a reboot request ({e}); \
+                     expected a JSON object with an id and an optional mode, soft or hard"
+                )),
+                ..RebootStatus::default()
+            };
+            return Ok((host, Some(refused)));
+        }
+    };
+    let progress = upstream::reboot_progress(&host, &request.id);
+    let state = host
+        .status
+        .as_ref()
+        .map(|s| s.provisioning.state.as_str())
+        .filter(|s| !s.is_empty());
+    let (status, hand_over) = status::reboot(current, &request, progress, state, Timestamp::now());
+    if !hand_over {
+        return Ok((host, Some(status)));
+    }
+    let name = host.name_any();
+    let host = hosts
+        .patch(
+            &name,
+            &PatchParams::default(),
+            &Patch::Merge(&upstream::reboot_patch(&request)),
+        )
+        .await
+        .map_err(|source| ServerError::Api {
+            action: "patch",
+            kind: "BareMetalHost",
+            name,
+            source,
+        })?;
+    Ok((host, Some(status)))
+}
+
 /// Waits up to [`RELEASE_WAIT`] for Metal3 to release the deleted host of Server `name`
 /// (it powers the host off and removes its finalizer), then deletes the BMC Secret: `Ok` once
 /// both are gone, so the Server's finalizer goes.
@@ -401,25 +462,32 @@ fn is_ours(obj: &Server, meta: &kube::api::ObjectMeta) -> bool {
 }
 
 /// Writes the status and says when to look again: `Err` with why the operator is blocked,
-/// or `Ok` with the pre-flight that passed and the host Metal3 has.
+/// or `Ok` with the pre-flight that passed and the host Metal3 has; `reboot` replaces
+/// `status.reboot` when it is `Some`.
 async fn finish(
     ctx: &Context<Server>,
     obj: &Server,
     outcome: Result<&String, &Blocked>,
     host: Option<&BareMetalHost>,
+    reboot: Option<RebootStatus>,
     requeue: Option<Duration>,
 ) -> Result<Action, ServerError> {
+    let now = Timestamp::now();
     let mut desired = status::desired(
         obj.status.as_ref(),
         outcome.err(),
         host,
         obj.spec.online,
         obj.metadata.generation,
-        Timestamp::now(),
+        now,
     );
     if let Ok(fingerprint) = outcome {
         desired.preflight = Some(fingerprint.clone());
     }
+    if let Some(reboot) = reboot {
+        desired.reboot = Some(reboot);
+    }
+    status::show_reboot(&mut desired, obj.metadata.generation, now);
     write_status(ctx, obj, &desired).await?;
     Ok(requeue.map_or_else(Action::await_change, Action::requeue))
 }

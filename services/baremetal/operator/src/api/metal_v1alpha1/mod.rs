@@ -14,6 +14,9 @@ pub use server::{Server, ServerSpec, ServerStatus};
 // +mni:fragment:kinds:baremetal-types
 pub mod validate;
 // The types of the Server's spec and status.
-pub use server::{Bmc, Hardware, HostError, Image, Nic, RootDeviceHints, SecretReference, Storage};
+pub use server::{
+    Bmc, Hardware, HostError, Image, Nic, REBOOT_ANNOTATION, REBOOT_REFUSED, REBOOTED, REBOOTING,
+    RebootMode, RebootRequest, RebootStatus, RootDeviceHints, SecretReference, Storage,
+};
 // +mni:fragment-end:kinds:baremetal-types
 // +mni:scaffold:kinds

@@ -279,6 +279,88 @@ pub struct ServerStatus {
     /// MAC); the pre-flight runs again when one of them changes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preflight: Option<String>,
+    /// The last reboot asked for (with the reboot annotation) and how far it got.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reboot: Option<RebootStatus>,
+}
+
+/// The annotation that asks for a reboot: a [`RebootRequest`] as JSON. The backend's
+/// `POST /api/v1/servers/{name}/reboot` writes it; the operator hands each new request (a new
+/// `id`) to Metal3 as the BareMetalHost's `reboot.metal3.io` annotation, once.
+pub const REBOOT_ANNOTATION: &str = "metal.mni.dev/reboot";
+
+/// How a reboot powers the server off.
+#[derive(Deserialize, Serialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RebootMode {
+    /// Ask the OS to shut down (`GracefulShutdown`); Metal3 powers off hard if that fails.
+    Soft,
+    /// Power off at once (`ForceOff`).
+    Hard,
+}
+
+impl RebootMode {
+    /// `soft` or `hard`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Soft => "soft",
+            Self::Hard => "hard",
+        }
+    }
+}
+
+/// A reboot asked for: the value of [`REBOOT_ANNOTATION`].
+#[derive(Deserialize, Serialize, Clone, Debug, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct RebootRequest {
+    /// Unique per request (the backend uses the time it was asked, RFC 3339).
+    pub id: String,
+    /// How to power off; without one, Metal3 tries soft, then hard.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<RebootMode>,
+}
+
+impl RebootRequest {
+    /// A new request, its id the time now (RFC 3339, to the nanosecond).
+    #[must_use]
+    pub fn now(mode: Option<RebootMode>) -> Self {
+        Self {
+            id: k8s_openapi::jiff::Timestamp::now().to_string(),
+            mode,
+        }
+    }
+}
+
+/// `status.reboot.phase` while Metal3 reboots the server.
+pub const REBOOTING: &str = "Rebooting";
+
+/// `status.reboot.phase` once Metal3 has restored power.
+pub const REBOOTED: &str = "Completed";
+
+/// `status.reboot.phase` of a request the operator did not pass on (the message says why).
+pub const REBOOT_REFUSED: &str = "Refused";
+
+/// The last reboot asked for, and how far it got.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RebootStatus {
+    /// The request's id.
+    pub id: String,
+    /// How it powers off (absent: soft, then hard).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<RebootMode>,
+    /// `Rebooting`, `Completed` or `Refused`.
+    pub phase: String,
+    /// When the operator handed it to Metal3 (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    /// When Metal3 had powered the server off and on again (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_at: Option<String>,
+    /// Why a request was refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }
 
 /// A hardware summary from Metal3's inspection (`status.hardware` of the BareMetalHost).

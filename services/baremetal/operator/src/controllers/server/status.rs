@@ -14,6 +14,10 @@
 //! with reasons in CamelCase (`Provisioned`, `Inspecting`, `RegistrationError`, …). Before the
 //! host exists the operator reports its own state: `PreflightPending` (Progressing) or a
 //! [`Blocked`] reason (Degraded: an invalid spec, a missing Secret, a failed pre-flight).
+//!
+//! A reboot ([`reboot`]) is `status.reboot` (`Rebooting`, then `Completed` with the time
+//! Metal3 had restored power, or `Refused` with why), and while it runs Ready is False and
+//! Progressing True, both with the reason [`REBOOTING`] ([`show_reboot`]).
 
 use k8s_openapi::jiff::Timestamp;
 use mni_core::{ConditionStatus, Conditions, DEGRADED, PROGRESSING, READY};
@@ -22,8 +26,14 @@ use mni_metal3::v1alpha1::{BareMetalHost, HardwareDetails, ProvisioningState};
 use crate::api::metal_v1alpha1::Hardware;
 use crate::api::metal_v1alpha1::HostError;
 use crate::api::metal_v1alpha1::Nic;
+use crate::api::metal_v1alpha1::REBOOT_REFUSED;
+use crate::api::metal_v1alpha1::REBOOTED;
+use crate::api::metal_v1alpha1::RebootRequest;
+use crate::api::metal_v1alpha1::RebootStatus;
 use crate::api::metal_v1alpha1::ServerStatus;
 use crate::api::metal_v1alpha1::Storage;
+
+use super::upstream::RebootProgress;
 
 /// `Degraded` reason: the spec breaks a rule.
 pub const INVALID_SPEC: &str = "InvalidSpec";
@@ -45,6 +55,9 @@ pub const NAME_TAKEN: &str = "NameTaken";
 
 /// `Progressing` reason: the server is being deprovisioned before it goes.
 pub const DELETING: &str = "Deprovisioning";
+
+/// `Ready`/`Progressing` reason (and `status.reboot.phase`) while Metal3 reboots the server.
+pub const REBOOTING: &str = crate::api::metal_v1alpha1::REBOOTING;
 
 /// Why the operator did not (or could not) hand the server to Metal3: `Degraded` with the
 /// reason and the message.
@@ -172,6 +185,89 @@ pub fn desired(
     status
 }
 
+/// The reboot status of `request`, given what the status said (`current`), how far Metal3
+/// got (`progress`) and the host's provisioning state; and whether to hand the request to
+/// Metal3 now. A request is handed over once, and only for a provisioned server (else it is
+/// `Refused`, naming the state); a finished one stays as it is.
+#[must_use]
+pub fn reboot(
+    current: Option<&RebootStatus>,
+    request: &RebootRequest,
+    progress: RebootProgress,
+    state: Option<&str>,
+    now: Timestamp,
+) -> (RebootStatus, bool) {
+    let same = current.filter(|c| c.id == request.id);
+    if let Some(done) = same.filter(|c| c.phase == REBOOTED || c.phase == REBOOT_REFUSED) {
+        return (done.clone(), false);
+    }
+    let started_at = same
+        .and_then(|c| c.started_at.clone())
+        .unwrap_or_else(|| now.to_string());
+    let mut status = RebootStatus {
+        id: request.id.clone(),
+        mode: request.mode,
+        phase: REBOOTING.to_owned(),
+        started_at: Some(started_at),
+        completed_at: None,
+        message: None,
+    };
+    match progress {
+        RebootProgress::Rebooting => (status, false),
+        RebootProgress::Done => {
+            status.phase = REBOOTED.to_owned();
+            status.completed_at = Some(now.to_string());
+            (status, false)
+        }
+        RebootProgress::NotStarted => {
+            if matches!(state, Some("provisioned" | "externally provisioned")) {
+                status.started_at = Some(now.to_string());
+                (status, true)
+            } else {
+                status.phase = REBOOT_REFUSED.to_owned();
+                status.started_at = None;
+                status.message = Some(format!(
+                    "state: the server is {}; only a provisioned server can be rebooted",
+                    state.unwrap_or("not registered with Metal3 yet")
+                ));
+                (status, false)
+            }
+        }
+    }
+}
+
+/// While `status.reboot` is `Rebooting` (and Metal3 reports no error): Ready False and
+/// Progressing True, reason [`REBOOTING`].
+pub fn show_reboot(status: &mut ServerStatus, generation: Option<i64>, now: Timestamp) {
+    let Some(reboot) = status.reboot.as_ref().filter(|r| r.phase == REBOOTING) else {
+        return;
+    };
+    if status.error.is_some() {
+        return;
+    }
+    let message = format!(
+        "Metal3 is powering the server off and on again (reboot {}, {})",
+        reboot.id,
+        reboot.mode.map_or("soft, then hard", |m| m.as_str())
+    );
+    status.conditions.set(
+        READY,
+        ConditionStatus::False,
+        REBOOTING,
+        &message,
+        generation,
+        now,
+    );
+    status.conditions.set(
+        PROGRESSING,
+        ConditionStatus::True,
+        REBOOTING,
+        &message,
+        generation,
+        now,
+    );
+}
+
 /// The status while a deleted server is deprovisioned and powered off.
 #[must_use]
 pub fn deleting(
@@ -277,6 +373,79 @@ mod tests {
     fn condition(status: &ServerStatus, t: &str) -> (String, String) {
         let c = status.conditions.iter().find(|c| c.type_ == t).expect(t);
         (format!("{:?}", c.status), c.reason.clone())
+    }
+
+    #[test]
+    fn a_reboot_is_handed_over_once_shown_and_completed() {
+        use crate::api::metal_v1alpha1::RebootMode;
+        let now = Timestamp::now();
+        let request = RebootRequest {
+            id: "r1".to_owned(),
+            mode: Some(RebootMode::Hard),
+        };
+        let provisioned = Some("provisioned");
+        let (started, hand_over) =
+            reboot(None, &request, RebootProgress::NotStarted, provisioned, now);
+        assert!(hand_over);
+        assert_eq!(started.phase, REBOOTING);
+        let (running, hand_over) = reboot(
+            Some(&started),
+            &request,
+            RebootProgress::Rebooting,
+            provisioned,
+            now,
+        );
+        assert!(!hand_over);
+        assert_eq!(running, started);
+        let mut status = desired(
+            None,
+            None,
+            Some(&host("provisioned", false, None)),
+            true,
+            Some(1),
+            now,
+        );
+        status.reboot = Some(running.clone());
+        show_reboot(&mut status, Some(1), now);
+        assert_eq!(
+            condition(&status, PROGRESSING),
+            ("True".to_owned(), REBOOTING.to_owned())
+        );
+        let (done, _) = reboot(
+            Some(&running),
+            &request,
+            RebootProgress::Done,
+            provisioned,
+            now,
+        );
+        assert_eq!(done.phase, REBOOTED);
+        assert!(done.completed_at.is_some());
+        assert_eq!(done.started_at, running.started_at);
+        // Finished stays finished, even once the host forgot it.
+        let (again, hand_over) = reboot(
+            Some(&done),
+            &request,
+            RebootProgress::NotStarted,
+            provisioned,
+            now,
+        );
+        assert_eq!((again, hand_over), (done, false));
+        // Not provisioned: refused, naming the state.
+        let (refused, hand_over) = reboot(
+            None,
+            &request,
+            RebootProgress::NotStarted,
+            Some("available"),
+            now,
+        );
+        assert!(!hand_over);
+        assert_eq!(refused.phase, REBOOT_REFUSED);
+        assert!(
+            refused
+                .message
+                .unwrap()
+                .contains("state: the server is available")
+        );
     }
 
     #[test]

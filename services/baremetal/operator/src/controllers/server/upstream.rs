@@ -9,6 +9,12 @@
 //! the operator owns: Metal3 takes ownership of the Secret a host names (it adds an owner
 //! reference and a finalizer of its own), so the tenant's Secret stays the tenant's. It carries
 //! `environment.metal3.io: baremetal`, the label baremetal-operator's cache selects Secrets by.
+//!
+//! A reboot is handed to Metal3 as two annotations on the host, written with a merge patch
+//! (not the server-side apply of the host, so Metal3 can remove its own and the next apply does
+//! not put it back): [`METAL3_REBOOT_ANNOTATION`], which Metal3 removes once it has powered
+//! the host off and on again, and [`REBOOT_ID_ANNOTATION`], which says which request that was
+//! ([`reboot_progress`] reads both).
 
 use std::collections::BTreeMap;
 
@@ -21,6 +27,7 @@ use mni_metal3::v1alpha1::{
     SecretReference,
 };
 
+use crate::api::metal_v1alpha1::RebootRequest;
 use crate::api::metal_v1alpha1::Server;
 
 /// The label on every object the operator makes for a Server: the Server's name.
@@ -118,6 +125,51 @@ pub fn bare_metal_host(obj: &Server) -> BareMetalHost {
     host
 }
 
+/// Metal3's reboot annotation: present, the host is powered off and on again; Metal3 removes
+/// it once power is restored. Its value is `{"mode":"soft"}`, `{"mode":"hard"}` or empty.
+pub const METAL3_REBOOT_ANNOTATION: &str = "reboot.metal3.io";
+
+/// The id of the reboot request the host's [`METAL3_REBOOT_ANNOTATION`] was set for; kept
+/// after Metal3 removed that, so a request is handed over once.
+pub const REBOOT_ID_ANNOTATION: &str = "metal.mni.dev/reboot-id";
+
+/// The merge patch that hands `request` to Metal3.
+#[must_use]
+pub fn reboot_patch(request: &RebootRequest) -> serde_json::Value {
+    let value = request
+        .mode
+        .map(|m| serde_json::json!({ "mode": m.as_str() }).to_string())
+        .unwrap_or_default();
+    serde_json::json!({ "metadata": { "annotations": {
+        METAL3_REBOOT_ANNOTATION: value,
+        REBOOT_ID_ANNOTATION: request.id,
+    } } })
+}
+
+/// How far Metal3 got with the reboot request `id`, as `host` says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RebootProgress {
+    /// Not handed to Metal3 yet.
+    NotStarted,
+    /// Metal3 has it: the annotation is still there.
+    Rebooting,
+    /// Metal3 powered the host off and on again and removed the annotation.
+    Done,
+}
+
+/// How far Metal3 got with the reboot request `id` on `host`.
+#[must_use]
+pub fn reboot_progress(host: &BareMetalHost, id: &str) -> RebootProgress {
+    let annotations = host.annotations();
+    if annotations.get(REBOOT_ID_ANNOTATION).map(String::as_str) != Some(id) {
+        RebootProgress::NotStarted
+    } else if annotations.contains_key(METAL3_REBOOT_ANNOTATION) {
+        RebootProgress::Rebooting
+    } else {
+        RebootProgress::Done
+    }
+}
+
 fn checksum_type(value: &str) -> Option<ChecksumType> {
     Some(match value {
         "md5" => ChecksumType::Md5,
@@ -169,6 +221,49 @@ mod tests {
         );
         obj.metadata.namespace = Some("tenant".to_owned());
         obj
+    }
+
+    #[test]
+    fn a_reboot_is_handed_over_once_and_done_when_metal3_removes_its_annotation() {
+        use crate::api::metal_v1alpha1::RebootMode;
+        let request = RebootRequest {
+            id: "2026-01-01T00:00:00Z".to_owned(),
+            mode: Some(RebootMode::Hard),
+        };
+        let patch = reboot_patch(&request);
+        let annotations = &patch["metadata"]["annotations"];
+        assert_eq!(annotations[METAL3_REBOOT_ANNOTATION], r#"{"mode":"hard"}"#);
+        assert_eq!(annotations[REBOOT_ID_ANNOTATION], request.id.as_str());
+        let soft_then_hard = reboot_patch(&RebootRequest {
+            mode: None,
+            ..request.clone()
+        });
+        assert_eq!(
+            soft_then_hard["metadata"]["annotations"][METAL3_REBOOT_ANNOTATION],
+            ""
+        );
+
+        let mut host = bare_metal_host(&server());
+        assert_eq!(
+            reboot_progress(&host, &request.id),
+            RebootProgress::NotStarted
+        );
+        let set = |host: &mut BareMetalHost, k: &str, v: &str| {
+            host.annotations_mut().insert(k.to_owned(), v.to_owned());
+        };
+        set(&mut host, REBOOT_ID_ANNOTATION, "an older one");
+        set(&mut host, METAL3_REBOOT_ANNOTATION, "");
+        assert_eq!(
+            reboot_progress(&host, &request.id),
+            RebootProgress::NotStarted
+        );
+        set(&mut host, REBOOT_ID_ANNOTATION, &request.id);
+        assert_eq!(
+            reboot_progress(&host, &request.id),
+            RebootProgress::Rebooting
+        );
+        host.annotations_mut().remove(METAL3_REBOOT_ANNOTATION);
+        assert_eq!(reboot_progress(&host, &request.id), RebootProgress::Done);
     }
 
     #[test]
