@@ -143,6 +143,7 @@ fn containers(node_dir: &Path) -> Vec<String> {
 
 #[test]
 fn podman_pods_run_confined_with_their_volumes_and_limits() {
+    let _pods = support::real_pods();
     require_podman();
     let tmp = tempfile::tempdir().expect("tempdir");
     let dev = Dev::up_with(tmp.path(), &["--runtime", "podman"]);

@@ -50,6 +50,7 @@ fn up(dir: &Path) -> Dev {
 
 #[test]
 fn process_pods_run_log_crash_and_wait_for_images_and_secrets() {
+    let _pods = support::real_pods();
     let tmp = tempfile::tempdir().expect("tempdir");
     let dev = up(tmp.path());
     let prestop = tmp.path().join("prestop");
@@ -289,6 +290,7 @@ fn http_get(ip: &str, port: u16, path: &str) -> Option<String> {
 
 #[test]
 fn deployments_become_available_through_probes_on_their_own_addresses() {
+    let _pods = support::real_pods();
     let tmp = tempfile::tempdir().expect("tempdir");
     let dev = up(tmp.path());
     // Two replicas of an HTTP server on port 8080, each bound to its pod's address.
@@ -415,6 +417,7 @@ spec:
 
 #[test]
 fn processes_of_a_killed_run_are_cleaned_up_and_unschedulable_pods_wait() {
+    let _pods = support::real_pods();
     let tmp = tempfile::tempdir().expect("tempdir");
     let dev = up(tmp.path());
     dev.apply(
