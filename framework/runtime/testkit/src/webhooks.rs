@@ -35,8 +35,9 @@ impl AdmissionWebhook {
     }
 }
 
-/// A CA and a serving certificate it signed, in a temporary cert-manager directory; removed
-/// on drop. See the [module docs](self).
+/// A CA and a serving certificate it signed for `localhost`/127.0.0.1, in a temporary directory
+/// laid out as cert-manager writes it (`tls.crt`, `tls.key`); removed on drop.
+/// [`WebhookCerts::install`] registers a webhook configuration that calls a server using it.
 #[derive(Debug)]
 pub struct WebhookCerts {
     dir: tempfile::TempDir,
