@@ -82,7 +82,9 @@ pub use controller::{ControllerOptions, ReconcileError};
 pub use kube::runtime::controller::Action;
 pub use kube::runtime::events::EventType;
 pub use leader::{LeaderElection, LeaderElectionError};
-pub use manager::{Error, Manager, ManagerBuilder, ReadyzCheck, RunningManager, ShutdownHandle};
+pub use manager::{
+    BoxError, Error, Manager, ManagerBuilder, ReadyzCheck, RunningManager, ShutdownHandle,
+};
 pub use metrics::Metrics;
 pub use mni_core::{Condition, ConditionStatus, Conditions, DEGRADED, PROGRESSING, READY, reasons};
 pub use reconciler::{ApiScope, Reconciler, Relations};

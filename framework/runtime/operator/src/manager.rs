@@ -4,11 +4,16 @@
 //! leader election is on) starts every controller; [`RunningManager::wait`] returns once a
 //! shutdown was asked for (signal or [`ShutdownHandle`]) and every in-flight reconcile has
 //! finished, or with an error when leadership is lost. [`Manager::run`] does both.
+//!
+//! Besides controllers a manager runs *runnables* ([`ManagerBuilder::with_runnable`],
+//! controller-runtime's `Runnable`): servers such as the webhook server, started before the
+//! controllers on every replica (leader or not), asked to stop with the controllers, and waited
+//! for within the same grace. A runnable that fails stops the manager with its error.
 
 use std::{
     net::SocketAddr,
     sync::{
-        Arc,
+        Arc, Mutex, PoisonError,
         atomic::{AtomicBool, Ordering},
     },
     time::Duration,
@@ -51,10 +56,26 @@ pub enum Error {
         "reconciles still running {0:?} after the shutdown was asked for; stopped without them"
     )]
     ShutdownTimeout(Duration),
+    /// A runnable added with [`ManagerBuilder::with_runnable`] failed; the manager stopped.
+    #[error("{name} failed: {source}")]
+    Runnable {
+        /// The runnable's name.
+        name: String,
+        /// What went wrong.
+        #[source]
+        source: BoxError,
+    },
     /// The manager's task panicked or was aborted.
     #[error("manager task ended abnormally: {0}")]
     Task(#[source] tokio::task::JoinError),
 }
+
+/// The error a runnable returns.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A runnable: started with the manager's [`ShutdownHandle`], it runs until
+/// [`ShutdownHandle::wait`] resolves, then stops and returns.
+type Runnable = Box<dyn FnOnce(ShutdownHandle) -> BoxFuture<'static, Result<(), BoxError>> + Send>;
 
 /// controller-runtime's default `GracefulShutdownTimeout`.
 const DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -83,7 +104,7 @@ impl ShutdownHandle {
     }
 
     /// Resolves once a shutdown was asked for.
-    pub(crate) fn wait(&self) -> BoxFuture<'static, ()> {
+    pub fn wait(&self) -> BoxFuture<'static, ()> {
         let mut rx = self.tx.subscribe();
         async move {
             let _ = rx.wait_for(|down| *down).await;
@@ -121,6 +142,7 @@ pub struct ManagerBuilder {
     graceful_shutdown_timeout: Option<Duration>,
     metrics: Arc<Metrics>,
     readyz_checks: Vec<(String, ReadyzCheck)>,
+    runnables: Vec<(String, Runnable)>,
 }
 
 impl ManagerBuilder {
@@ -213,9 +235,35 @@ impl ManagerBuilder {
         self.for_tests().build().start().await
     }
 
-    /// Uses `metrics` as the registry (to share it, or to pre-register own metrics).
+    /// Uses `metrics` as the registry (to share it, or to pre-register own metrics). Call it
+    /// before adding anything that registers its metrics in [`metrics`](Self::metrics), such as
+    /// a webhook server.
     pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> Self {
         self.metrics = metrics;
+        self
+    }
+
+    /// The registry `/metrics` will serve, for components that add their own metrics to it.
+    #[must_use]
+    pub fn metrics(&self) -> Arc<Metrics> {
+        self.metrics.clone()
+    }
+
+    /// Runs `runnable` beside the controllers (controller-runtime's `Manager.Add` of a
+    /// `Runnable` that needs no leader election): it is started before the controllers, on every
+    /// replica, with the manager's [`ShutdownHandle`]; it should serve until
+    /// [`ShutdownHandle::wait`] resolves, then stop and return. The manager waits for it within
+    /// the graceful-shutdown timeout. If it returns an error, the manager shuts down and
+    /// [`RunningManager::wait`] returns [`Error::Runnable`] naming it.
+    pub fn with_runnable<F, Fut, E>(mut self, name: impl Into<String>, runnable: F) -> Self
+    where
+        F: FnOnce(ShutdownHandle) -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = Result<(), E>> + Send + 'static,
+        E: Into<BoxError>,
+    {
+        let runnable: Runnable =
+            Box::new(move |shutdown| runnable(shutdown).map(|r| r.map_err(Into::into)).boxed());
+        self.runnables.push((name.into(), runnable));
         self
     }
 
@@ -256,6 +304,7 @@ impl ManagerBuilder {
             graceful_shutdown_timeout: self.graceful_shutdown_timeout,
             metrics: self.metrics,
             readyz_checks: self.readyz_checks,
+            runnables: self.runnables,
             shutdown: ShutdownHandle::new(),
         }
     }
@@ -273,6 +322,7 @@ pub struct Manager {
     graceful_shutdown_timeout: Option<Duration>,
     metrics: Arc<Metrics>,
     readyz_checks: Vec<(String, ReadyzCheck)>,
+    runnables: Vec<(String, Runnable)>,
     shutdown: ShutdownHandle,
 }
 
@@ -292,6 +342,7 @@ impl Manager {
             graceful_shutdown_timeout: Some(DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT),
             metrics: Arc::new(Metrics::new()),
             readyz_checks: Vec::new(),
+            runnables: Vec::new(),
         }
     }
 
@@ -360,9 +411,24 @@ impl Manager {
                 std::process::exit(1);
             })
         });
+        // Runnables start before the controllers: a webhook server must answer before the
+        // controllers write objects it admits or converts.
+        let failure: Arc<Mutex<Option<Error>>> = Arc::default();
+        for (name, runnable) in std::mem::take(&mut self.runnables) {
+            let (shutdown, failure) = (shutdown.clone(), failure.clone());
+            servers.push(tokio::spawn(async move {
+                if let Err(source) = runnable(shutdown.clone()).await {
+                    tracing::error!(runnable = %name, error = %source, "stopping the manager");
+                    let mut failure = failure.lock().unwrap_or_else(PoisonError::into_inner);
+                    failure.get_or_insert(Error::Runnable { name, source });
+                    shutdown.shutdown();
+                }
+            }));
+        }
         let task = tokio::spawn(async move {
             let grace = self.graceful_shutdown_timeout;
             let asked = self.shutdown.clone();
+            let stop_runnables = self.shutdown.clone();
             // Runs out `grace` after a shutdown was asked for (never without a timeout).
             let deadline = async move {
                 asked.wait().await;
@@ -381,6 +447,9 @@ impl Manager {
                 }
             };
             stopped_tx.send_replace(true);
+            // The controllers may have ended without a shutdown (leadership lost): the
+            // runnables are asked to stop too.
+            stop_runnables.shutdown();
             // (`deadline` is polled again only while it has not completed.)
             let mut out_of_time = matches!(result, Err(Error::ShutdownTimeout(_)));
             for mut server in servers {
@@ -400,7 +469,14 @@ impl Manager {
             if let Some(signals) = signals {
                 signals.abort();
             }
-            result
+            let failed = failure
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            match (result, failed) {
+                (Ok(()), Some(failed)) => Err(failed),
+                (result, _) => result,
+            }
         });
         Ok(RunningManager {
             metrics_address,

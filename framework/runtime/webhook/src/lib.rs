@@ -13,7 +13,8 @@
 //!   defaulter's changes as a JSONPatch. The [`Request`] says whether it is a dry run.
 //! - **Conversion** (`apiextensions.k8s.io/v1` ConversionReview) at `/convert`, hub and spoke
 //!   ([`Hub`], [`Spoke`], [`Conversion`]).
-//! - **Readiness**: [`WebhookServerBuilder::started_checker`] for the manager's `/readyz`.
+//! - **In a manager**: [`WebhookServerBuilder::add_to`] makes the server a runnable of an
+//!   `mni_operator` manager, which starts and stops it, and reports it in `/readyz`.
 //! - **Metrics** under controller-runtime's names in the manager's registry
 //!   ([`WebhookServerBuilder::with_metrics`]): `controller_runtime_webhook_requests_total`,
 //!   `controller_runtime_webhook_requests_in_flight`, `controller_runtime_webhook_latency_seconds`.
@@ -47,19 +48,13 @@
 //! }
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! let metrics = Arc::new(mni_operator::Metrics::new());
 //! let webhooks = WebhookServer::builder()
 //!     .with_validator(NeedsData)     // POST /validate--v1-configmap
-//!     .with_defaulter(TeamLabel)     // POST /mutate--v1-configmap
-//!     .with_metrics(&metrics);
+//!     .with_defaulter(TeamLabel);    // POST /mutate--v1-configmap
 //! let client = kube::Client::try_default().await?;
-//! let manager = mni_operator::Manager::builder(client)
-//!     .with_metrics(metrics)
-//!     .with_readyz_check("webhook", webhooks.started_checker())
-//!     .build();
-//! let webhooks = webhooks.start().await?;
+//! // The manager serves the webhooks' metrics and readiness, and starts and stops the server.
+//! let manager = webhooks.add_to(mni_operator::Manager::builder(client)).build();
 //! manager.run().await?;
-//! webhooks.shutdown().await?;
 //! # Ok(())
 //! # }
 //! ```

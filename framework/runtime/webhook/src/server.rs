@@ -3,8 +3,10 @@
 //! every request in controller-runtime's metrics.
 //!
 //! Build one with [`WebhookServer::builder`], register validators, defaulters and conversions,
-//! hand its [`started_checker`](WebhookServerBuilder::started_checker) to the manager's
-//! `/readyz`, then [`start`](WebhookServerBuilder::start) it. [`RunningWebhookServer::shutdown`]
+//! then [`add_to`](WebhookServerBuilder::add_to) a manager, which starts and stops it with its
+//! controllers and serves its metrics and readiness. Without a manager, hand its
+//! [`started_checker`](WebhookServerBuilder::started_checker) to whatever reports readiness and
+//! [`start`](WebhookServerBuilder::start) it. [`RunningWebhookServer::shutdown`]
 //! stops accepting and lets open requests finish.
 
 use std::{
@@ -164,6 +166,22 @@ impl WebhookServerBuilder {
     pub fn with_metrics(self, registry: &mni_operator::Metrics) -> Self {
         self.metrics.register(registry);
         self
+    }
+
+    /// Adds the server to `manager`, as controller-runtime's manager runs its webhook server:
+    /// requests are counted in the manager's registry (so set that first, if at all, with
+    /// `ManagerBuilder::with_metrics`), `/readyz` fails until the server listens, and the
+    /// server is a runnable of the manager — started before the controllers, on every replica,
+    /// stopped gracefully with them. A server that cannot start (no certificate, port taken)
+    /// stops the manager with [`ServerError`] as `mni_operator::Error::Runnable`.
+    pub fn add_to(self, manager: mni_operator::ManagerBuilder) -> mni_operator::ManagerBuilder {
+        let server = self.with_metrics(&manager.metrics());
+        let manager = manager.with_readyz_check("webhook", server.started_checker());
+        manager.with_runnable("webhook server", move |shutdown| async move {
+            let running = server.start().await?;
+            shutdown.wait().await;
+            running.shutdown().await
+        })
     }
 
     /// controller-runtime's `StartedChecker`: `Ok` once the server listens with a loaded

@@ -352,3 +352,54 @@ fn listen_port() -> u16 {
         .find(|p| std::net::TcpListener::bind(("127.0.0.1", *p)).is_ok())
         .expect("a free port between 20000 and 30000")
 }
+
+#[tokio::test]
+async fn runnables_start_before_the_controllers_stop_with_them_and_a_failure_stops_the_manager() {
+    let env = Env::start().await;
+    // A runnable that serves until the shutdown, then records that it stopped.
+    let stopped = Arc::new(Mutex::new(false));
+    let flag = stopped.clone();
+    let running = manager(env.client.clone())
+        .with_controller(WidgetReconciler)
+        .with_runnable("server", move |shutdown| async move {
+            shutdown.wait().await;
+            *flag.lock().unwrap() = true;
+            Ok::<(), std::io::Error>(())
+        })
+        .build()
+        .start()
+        .await
+        .expect("manager starts");
+    tokio::time::timeout(Duration::from_secs(60), running.shutdown())
+        .await
+        .expect("the manager stops")
+        .expect("Ok after a graceful shutdown");
+    assert!(
+        *stopped.lock().unwrap(),
+        "the runnable was stopped with the manager"
+    );
+
+    // A runnable that fails (a webhook server without its certificate) ends the manager with
+    // its error, by name, without a shutdown being asked for.
+    let running = manager(env.client.clone())
+        .with_controller(WidgetReconciler)
+        .with_runnable("webhook server", |_| async {
+            Err::<(), _>(std::io::Error::other("no certificate in /certs"))
+        })
+        .build()
+        .start()
+        .await
+        .expect("manager starts");
+    let error = tokio::time::timeout(Duration::from_secs(60), running.wait())
+        .await
+        .expect("the manager stops on its own")
+        .expect_err("the runnable's failure is the manager's");
+    assert!(
+        matches!(&error, mni_operator::Error::Runnable { name, .. } if name == "webhook server"),
+        "{error:?}"
+    );
+    assert_eq!(
+        error.to_string(),
+        "webhook server failed: no certificate in /certs"
+    );
+}
