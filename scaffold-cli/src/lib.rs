@@ -27,6 +27,7 @@ pub mod cli;
 pub mod external;
 pub mod history;
 pub mod lifecycle;
+pub mod olm;
 pub mod plugin_new;
 mod registry;
 mod scaffold;
@@ -77,6 +78,9 @@ pub enum Error {
     /// `delete` or `upgrade` failed.
     #[error(transparent)]
     Lifecycle(#[from] lifecycle::LifecycleError),
+    /// `olm bundle`, `olm catalog` or `olm validate` failed.
+    #[error(transparent)]
+    Olm(#[from] mni_plugin_olm::BundleError),
     /// Printing failed.
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),
@@ -96,6 +100,8 @@ impl Error {
             Self::Catalog(e) => e.exit_code(),
             Self::UserConfig(_) => 2,
             Self::Lifecycle(e) => e.exit_code(),
+            Self::Olm(mni_plugin_olm::BundleError::Io { .. }) => 1,
+            Self::Olm(_) => 2,
             _ => 1,
         }
     }
@@ -362,6 +368,10 @@ pub fn run(
             }
             let dir = cli.global.dir.as_deref().unwrap_or(Path::new("."));
             plugin_new::new_plugin(&request, dir, out)?;
+            return Ok(());
+        }
+        Command::Olm(command) => {
+            olm::run(&command, &cli.global, out)?;
             return Ok(());
         }
         Command::Completion { shell } => {

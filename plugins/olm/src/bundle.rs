@@ -339,11 +339,15 @@ pub fn write_bundle(root: &Path, out: &Path, request: &BundleRequest) -> Result<
     let out = root.join(out);
     let mut request = request.clone();
     // An older CSV in the bundle directory is the one this version replaces.
+    // Regenerating the same version keeps the edge it had.
     if request.replaces.is_none()
         && let Ok(existing) = BundleDir::read(&out)
-        && existing.csv.spec.version != request.version
     {
-        request.replaces = Some(existing.csv.metadata.name.clone());
+        request.replaces = if existing.csv.spec.version == request.version {
+            existing.csv.spec.replaces.clone()
+        } else {
+            Some(existing.csv.metadata.name.clone())
+        };
     }
     let theirs = generate(root, &request)?;
     let generated = out.join(GENERATED_DIR);
