@@ -146,3 +146,82 @@ fn bad_catalogs_are_named() {
     p.run(&["olm", "validate", "bad"])
         .fails(2, &["multiple channel heads found in graph: demo.v0.1.0, demo.v0.2.0"]);
 }
+
+/// The opm binary of `scripts/opm-reference.sh`: `$MNI_OPM`, else the script's default place.
+fn opm() -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("MNI_OPM").map(std::path::PathBuf::from).unwrap_or_else(|| {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.mni/opm-reference/bin/opm")
+    });
+    path.is_file().then_some(path)
+}
+
+/// Opt-in: `opm validate` and `mni-scaffold olm validate --opm-rules-only` give the same verdict
+/// on the committed reference catalog and on every catalog under `plugins/olm/tests/catalogs/`;
+/// `mni-scaffold olm validate` (with mNi's own checks) is recorded beside them. With
+/// `MNI_OPM_REPORT=<file>` the comparison is written there as markdown
+/// (`scripts/opm-verdicts.sh` writes `plugins/olm/tests/opm-verdicts.md`).
+#[test]
+fn opm_gives_the_same_verdicts() {
+    let Some(opm) = opm() else {
+        eprintln!("skipped: no opm binary (build it with scripts/opm-reference.sh, or set MNI_OPM)");
+        return;
+    };
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let repo = repo.canonicalize().expect("checkout");
+    let mut cases = vec![("services/catalog/catalog".to_owned(), repo.join("services/catalog/catalog"))];
+    let fixtures = repo.join("plugins/olm/tests/catalogs");
+    let mut names: Vec<_> = fs::read_dir(&fixtures)
+        .expect("fixtures")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    for name in names {
+        cases.push((format!("plugins/olm/tests/catalogs/{name}"), fixtures.join(&name)));
+    }
+    let verdict = |ok: bool| if ok { "pass" } else { "fail" };
+    let mut table = String::from(
+        "| catalog | opm validate | olm validate --opm-rules-only | olm validate |\n|---|---|---|---|\n",
+    );
+    let mut disagreements = Vec::new();
+    let p = Project::new();
+    for (name, dir) in &cases {
+        let reference = std::process::Command::new(&opm)
+            .arg("validate")
+            .arg(dir)
+            .output()
+            .expect("run opm");
+        let dir = dir.to_str().expect("utf-8");
+        let opm_rules = p.run(&["olm", "validate", "--opm-rules-only", dir]);
+        let all = p.run(&["olm", "validate", dir]);
+        let (o, m, a) = (reference.status.success(), opm_rules.code == 0, all.code == 0);
+        table.push_str(&format!("| `{name}` | {} | {} | {} |\n", verdict(o), verdict(m), verdict(a)));
+        if o != m {
+            disagreements.push(format!(
+                "{name}: opm {} ({}), mni {} ({})",
+                verdict(o),
+                String::from_utf8_lossy(&reference.stderr).trim(),
+                verdict(m),
+                opm_rules.stderr.trim()
+            ));
+        }
+    }
+    println!("{table}");
+    if let Some(report) = std::env::var_os("MNI_OPM_REPORT") {
+        let version = std::process::Command::new("go")
+            .args(["list", "-m", "-f", "{{.Version}}", "github.com/operator-framework/operator-registry"])
+            .current_dir(repo.join("framework/tools/opm-reference"))
+            .env("GOFLAGS", "-mod=mod")
+            .output()
+            .ok()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| "(see framework/tools/opm-reference/go.mod)".into());
+        let text = format!(
+            "# OLM catalog validation: mni-scaffold against opm\n\nopm from operator-registry {version} (built by scripts/opm-reference.sh). Regenerate with `scripts/opm-verdicts.sh`.\n\n- catalogs compared: {}\n- verdicts that differ (opm vs `--opm-rules-only`): {}\n\n`olm validate` without `--opm-rules-only` adds mNi's own checks (labelled `[mni]`): a `replaces` naming a bundle the catalog lacks, an unparsable `skipRange`, unsatisfied `olm.gvk.required` / `olm.package.required`.\n\n{table}",
+            cases.len(),
+            disagreements.len()
+        );
+        fs::write(report, text).expect("write report");
+    }
+    assert!(disagreements.is_empty(), "verdicts differ:\n{}", disagreements.join("\n"));
+}

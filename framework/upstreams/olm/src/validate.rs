@@ -5,13 +5,14 @@
 //! names; channels and bundles of declared packages; no duplicate channels, entries or bundles;
 //! exactly one `olm.package` property with a semantic version; every bundle in a channel and
 //! every entry backed by a bundle; a default channel that exists; one head per channel; a
-//! `replaces` chain from the head without cycles that reaches every entry not skipped; valid
-//! `skipRange`s; no two bundles of a package with one version. Like opm, a `replaces` naming a
+//! `replaces` chain from the head without cycles that reaches every entry not skipped; no empty
+//! `skips`; no two bundles of a package with one version. Like opm, a `replaces` naming a
 //! bundle outside the catalog is tolerated at the tail of a chain.
 //!
 //! Beyond opm (labelled `[mni]` in messages, left out with
-//! [`ValidateOptions::with_opm_rules_only`]): a `replaces` naming a bundle the catalog does not
-//! hold, and dependencies (`olm.gvk.required`, `olm.package.required`) no bundle of the
+//! [`ValidateOptions::with_opm_rules_only`]): a `skipRange` that does not parse (opm v1.65, the
+//! pinned reference, accepts any; newer releases refuse it), a `replaces` naming a bundle the
+//! catalog does not hold, and dependencies (`olm.gvk.required`, `olm.package.required`) no bundle of the
 //! catalog satisfies.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -167,9 +168,6 @@ pub fn validate(catalog: &Catalog, options: &ValidateOptions) -> Result<(), Vali
                         opm(format!("package {package:?}, channel {channel:?}, bundle {:?}: skip[{i}] is empty", e.name));
                     }
                 }
-                if !e.skip_range.is_empty() && VersionRange::parse(&e.skip_range).is_err() {
-                    opm(format!("package {package:?}, channel {channel:?}, bundle {:?}: invalid skipRange {:?}", e.name, e.skip_range));
-                }
             }
             if let Err(message) = replaces_chain(entries) {
                 opm(format!("package {package:?}, channel {channel:?}: {message}"));
@@ -271,6 +269,11 @@ fn beyond_opm(
     let mut mni = |message: String| findings.push(Finding { opm: false, message });
     for c in &catalog.channels {
         for e in &c.entries {
+            if !e.skip_range.is_empty()
+                && let Err(err) = VersionRange::parse(&e.skip_range)
+            {
+                mni(format!("package {:?}, channel {:?}, bundle {:?}: invalid skipRange: {err} (opm v1.65 does not check this; newer operator-registry releases do)", c.package, c.name, e.name));
+            }
             if !e.replaces.is_empty() && !bundles.get(c.package.as_str()).is_some_and(|bs| bs.contains_key(e.replaces.as_str())) {
                 mni(format!("package {:?}, channel {:?}: bundle {:?} replaces {:?}, which is not in the catalog; add that bundle or drop the replaces edge (opm tolerates this at the tail of a channel)", c.package, c.name, e.name, e.replaces));
             }
