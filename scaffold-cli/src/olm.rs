@@ -30,7 +30,8 @@ pub fn run(command: &OlmCommand, global: &GlobalArgs, out: &mut dyn Write) -> Re
                 let Some((package, range)) = dependency.split_once('=') else {
                     return Err(BundleError::Dependency {
                         package: dependency.clone(),
-                        message: "--depends-on takes PACKAGE=RANGE, e.g. mni-vpc='>=0.1.0 <0.2.0'".into(),
+                        message: "--depends-on takes PACKAGE=RANGE, e.g. mni-vpc='>=0.1.0 <0.2.0'"
+                            .into(),
                     }
                     .into());
                 };
@@ -45,7 +46,10 @@ pub fn run(command: &OlmCommand, global: &GlobalArgs, out: &mut dyn Write) -> Re
                 writeln!(out, "removed {dir}/{path}")?;
             }
             for kept in &report.kept {
-                writeln!(out, "kept your edit (the generator changed it too): {dir}/{kept}")?;
+                writeln!(
+                    out,
+                    "kept your edit (the generator changed it too): {dir}/{kept}"
+                )?;
             }
             writeln!(out, "bundle {} in {dir}", args.version)?;
         }
@@ -63,7 +67,8 @@ pub fn run(command: &OlmCommand, global: &GlobalArgs, out: &mut dyn Write) -> Re
             )?;
         }
         OlmCommand::Validate(args) => {
-            let catalog = mni_plugin_olm::validate_dir(&under(&cwd, &args.catalog), args.opm_rules_only)?;
+            let catalog =
+                mni_plugin_olm::validate_dir(&under(&cwd, &args.catalog), args.opm_rules_only)?;
             writeln!(
                 out,
                 "{}: valid ({} package(s), {} bundle(s))",
@@ -78,5 +83,9 @@ pub fn run(command: &OlmCommand, global: &GlobalArgs, out: &mut dyn Write) -> Re
 
 /// `path`, relative to the `-C` directory unless absolute.
 fn under(cwd: &Path, path: &Path) -> PathBuf {
-    if path.is_absolute() { path.to_owned() } else { cwd.join(path) }
+    if path.is_absolute() {
+        path.to_owned()
+    } else {
+        cwd.join(path)
+    }
 }

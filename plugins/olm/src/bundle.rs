@@ -100,7 +100,10 @@ impl BundleRequest {
 }
 
 /// The bundle's files, by path relative to the bundle directory.
-pub fn generate(root: &Path, request: &BundleRequest) -> Result<BTreeMap<String, String>, BundleError> {
+pub fn generate(
+    root: &Path,
+    request: &BundleRequest,
+) -> Result<BTreeMap<String, String>, BundleError> {
     semver::Version::parse(&request.version).map_err(|e| BundleError::Version {
         version: request.version.clone(),
         message: e.to_string(),
@@ -118,7 +121,10 @@ pub fn generate(root: &Path, request: &BundleRequest) -> Result<BTreeMap<String,
         })?;
     }
     let inputs = ProjectInputs::read(root)?;
-    let package = request.package.clone().unwrap_or_else(|| inputs.name.clone());
+    let package = request
+        .package
+        .clone()
+        .unwrap_or_else(|| inputs.name.clone());
     let channels = if request.channels.is_empty() {
         vec!["alpha".to_owned()]
     } else {
@@ -137,16 +143,34 @@ pub fn generate(root: &Path, request: &BundleRequest) -> Result<BTreeMap<String,
     let yaml = |v: &Value| serde_yaml::to_string(v).expect("JSON values serialize");
     let mut files = BTreeMap::new();
     for crd in &inputs.crds {
-        let group = crd.pointer("/spec/group").and_then(Value::as_str).unwrap_or_default();
-        let plural = crd.pointer("/spec/names/plural").and_then(Value::as_str).unwrap_or_default();
+        let group = crd
+            .pointer("/spec/group")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let plural = crd
+            .pointer("/spec/names/plural")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         files.insert(format!("manifests/{group}_{plural}.yaml"), yaml(crd));
     }
     let csv = csv(&inputs, request, &package);
-    files.insert(format!("manifests/{package}.clusterserviceversion.yaml"), yaml(&csv));
+    files.insert(
+        format!("manifests/{package}.clusterserviceversion.yaml"),
+        yaml(&csv),
+    );
     let annotations = [
-        ("operators.operatorframework.io.bundle.mediatype.v1", "registry+v1".to_owned()),
-        ("operators.operatorframework.io.bundle.manifests.v1", "manifests/".to_owned()),
-        ("operators.operatorframework.io.bundle.metadata.v1", "metadata/".to_owned()),
+        (
+            "operators.operatorframework.io.bundle.mediatype.v1",
+            "registry+v1".to_owned(),
+        ),
+        (
+            "operators.operatorframework.io.bundle.manifests.v1",
+            "manifests/".to_owned(),
+        ),
+        (
+            "operators.operatorframework.io.bundle.metadata.v1",
+            "metadata/".to_owned(),
+        ),
         (ANNOTATION_PACKAGE, package.clone()),
         (ANNOTATION_CHANNELS, channels.join(",")),
         (ANNOTATION_DEFAULT_CHANNEL, default_channel),
@@ -155,16 +179,24 @@ pub fn generate(root: &Path, request: &BundleRequest) -> Result<BTreeMap<String,
         .iter()
         .map(|(k, v)| ((*k).to_owned(), Value::String(v.clone())))
         .collect();
-    files.insert("metadata/annotations.yaml".into(), yaml(&json!({"annotations": map})));
+    files.insert(
+        "metadata/annotations.yaml".into(),
+        yaml(&json!({"annotations": map})),
+    );
     let mut dependencies: Vec<Value> = inputs
         .requires
         .iter()
         .map(|gvk| json!({"type": "olm.gvk", "value": {"group": gvk.get("group"), "kind": gvk.get("kind"), "version": gvk.get("version")}}))
         .collect();
-    dependencies.extend(request.depends_on.iter().map(
-        |(p, r)| json!({"type": "olm.package", "value": {"packageName": p, "version": r}}),
-    ));
-    files.insert("metadata/dependencies.yaml".into(), yaml(&json!({"dependencies": dependencies})));
+    dependencies.extend(
+        request.depends_on.iter().map(
+            |(p, r)| json!({"type": "olm.package", "value": {"packageName": p, "version": r}}),
+        ),
+    );
+    files.insert(
+        "metadata/dependencies.yaml".into(),
+        yaml(&json!({"dependencies": dependencies})),
+    );
     let mut containerfile = String::from(
         "# The bundle image: build it from this directory, e.g. `podman build -f bundle.Containerfile -t <image> .`\nFROM scratch\n\n",
     );
@@ -194,7 +226,9 @@ fn title(name: &str) -> String {
 
 /// The descriptors of the top-level fields of `.spec` or `.status` in `schema`.
 fn descriptors(schema: &Value, part: &str) -> Vec<Value> {
-    let props = schema.pointer(&format!("/properties/{part}/properties")).and_then(Value::as_object);
+    let props = schema
+        .pointer(&format!("/properties/{part}/properties"))
+        .and_then(Value::as_object);
     props
         .into_iter()
         .flatten()
@@ -213,12 +247,32 @@ fn csv(inputs: &ProjectInputs, request: &BundleRequest, package: &str) -> Value 
     let mut owned = Vec::new();
     let mut examples = Vec::new();
     for crd in &inputs.crds {
-        let name = crd.pointer("/metadata/name").cloned().unwrap_or(Value::Null);
-        let group = crd.pointer("/spec/group").and_then(Value::as_str).unwrap_or_default();
-        let crd_kind = crd.pointer("/spec/names/kind").and_then(Value::as_str).unwrap_or_default();
-        for version in crd.pointer("/spec/versions").and_then(Value::as_array).into_iter().flatten() {
-            let v = version.get("name").and_then(Value::as_str).unwrap_or_default();
-            let schema = version.pointer("/schema/openAPIV3Schema").cloned().unwrap_or(Value::Null);
+        let name = crd
+            .pointer("/metadata/name")
+            .cloned()
+            .unwrap_or(Value::Null);
+        let group = crd
+            .pointer("/spec/group")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let crd_kind = crd
+            .pointer("/spec/names/kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        for version in crd
+            .pointer("/spec/versions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let v = version
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let schema = version
+                .pointer("/schema/openAPIV3Schema")
+                .cloned()
+                .unwrap_or(Value::Null);
             let mut entry = json!({"name": name, "version": v, "kind": crd_kind, "displayName": title(crd_kind)});
             if let Some(desc) = schema.pointer("/properties/spec/description") {
                 entry["description"] = desc.clone();
@@ -233,9 +287,16 @@ fn csv(inputs: &ProjectInputs, request: &BundleRequest, package: &str) -> Value 
             }
             owned.push(entry);
             let api_version = format!("{group}/{v}");
-            examples.extend(inputs.samples.iter().filter(|s| {
-                kind(s) == crd_kind && s.get("apiVersion").and_then(Value::as_str) == Some(&api_version)
-            }).cloned());
+            examples.extend(
+                inputs
+                    .samples
+                    .iter()
+                    .filter(|s| {
+                        kind(s) == crd_kind
+                            && s.get("apiVersion").and_then(Value::as_str) == Some(&api_version)
+                    })
+                    .cloned(),
+            );
         }
     }
     let prefix = &inputs.name_prefix;
@@ -250,12 +311,17 @@ fn csv(inputs: &ProjectInputs, request: &BundleRequest, package: &str) -> Value 
                 service_account = sa.as_str().unwrap_or_default().to_owned();
             }
             if let Some(image) = &request.image
-                && let Some(containers) = spec.pointer_mut("/template/spec/containers").and_then(Value::as_array_mut)
+                && let Some(containers) = spec
+                    .pointer_mut("/template/spec/containers")
+                    .and_then(Value::as_array_mut)
                 && let Some(manager) = containers.first_mut()
             {
                 manager["image"] = Value::String(image.clone());
             }
-            let name = d.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+            let name = d
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             let mut out = json!({"name": format!("{prefix}{name}"), "spec": spec});
             if let Some(labels) = d.pointer("/metadata/labels") {
                 out["label"] = labels.clone();
@@ -329,13 +395,20 @@ fn read_opt(path: &Path) -> Result<Option<String>, BundleError> {
     match fs::read_to_string(path) {
         Ok(t) => Ok(Some(t)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(BundleError::Io { path: path.to_owned(), source }),
+        Err(source) => Err(BundleError::Io {
+            path: path.to_owned(),
+            source,
+        }),
     }
 }
 
 /// Generates the bundle of `root` into `out` (relative paths are below `root`), merging it with
 /// what is there; see the [module docs](self).
-pub fn write_bundle(root: &Path, out: &Path, request: &BundleRequest) -> Result<BundleReport, BundleError> {
+pub fn write_bundle(
+    root: &Path,
+    out: &Path,
+    request: &BundleRequest,
+) -> Result<BundleReport, BundleError> {
     let out = root.join(out);
     let mut request = request.clone();
     // An older CSV in the bundle directory is the one this version replaces.
@@ -356,11 +429,18 @@ pub fn write_bundle(root: &Path, out: &Path, request: &BundleRequest) -> Result<
     let mut old_paths: Vec<String> = Vec::new();
     if generated.is_dir() {
         for entry in walk(&generated) {
-            let rel = entry.strip_prefix(&generated).expect("below").to_string_lossy().into_owned();
+            let rel = entry
+                .strip_prefix(&generated)
+                .expect("below")
+                .to_string_lossy()
+                .into_owned();
             old_paths.push(rel);
         }
     }
-    for path in theirs.keys().chain(old_paths.iter().filter(|p| !theirs.contains_key(*p))) {
+    for path in theirs
+        .keys()
+        .chain(old_paths.iter().filter(|p| !theirs.contains_key(*p)))
+    {
         let base = read_opt(&generated.join(path))?;
         let ours = read_opt(&out.join(path))?;
         let new = theirs.get(path);
@@ -371,23 +451,41 @@ pub fn write_bundle(root: &Path, out: &Path, request: &BundleRequest) -> Result<
             (_, None, None) => None,
             (b, Some(o), Some(t)) if path.ends_with(".yaml") => {
                 let parse = |text: &str| -> Result<Value, BundleError> {
-                    serde_yaml::from_str(text).map_err(|e| BundleError::Invalid { path: out.join(path), message: e.to_string() })
+                    serde_yaml::from_str(text).map_err(|e| BundleError::Invalid {
+                        path: out.join(path),
+                        message: e.to_string(),
+                    })
                 };
                 let b = b.map(parse).transpose()?.unwrap_or(Value::Null);
                 let (merged, kept) = merge_values(&b, &parse(o)?, &parse(t)?);
-                report.kept.extend(kept.into_iter().map(|k| format!("{path}: {k}")));
+                report
+                    .kept
+                    .extend(kept.into_iter().map(|k| format!("{path}: {k}")));
                 let text = serde_yaml::to_string(&merged).expect("JSON values serialize");
                 // Keep the user's formatting where nothing changed.
-                Some(if parse(o)? == merged { o.to_owned() } else { text })
+                Some(if parse(o)? == merged {
+                    o.to_owned()
+                } else {
+                    text
+                })
             }
-            (b, Some(o), Some(t)) => Some(merge_text(b.unwrap_or(""), o, t).map_err(|_| BundleError::Conflict { path: out.join(path) })?),
+            (b, Some(o), Some(t)) => {
+                Some(
+                    merge_text(b.unwrap_or(""), o, t).map_err(|_| BundleError::Conflict {
+                        path: out.join(path),
+                    })?,
+                )
+            }
         };
         result.insert(path.clone(), merged);
     }
 
     // Stage: a copy of the bundle directory with the result applied, checked, then swapped in.
     let parent = out.parent().unwrap_or(root);
-    let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "bundle".into());
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "bundle".into());
     let stage = parent.join(format!(".{name}.mni-staging"));
     let io = |path: &Path| {
         let path = path.to_owned();
@@ -461,8 +559,14 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 fn copy_dir(from: &Path, to: &Path) -> Result<(), BundleError> {
     for file in walk(from) {
         let target = to.join(file.strip_prefix(from).expect("below"));
-        fs::create_dir_all(target.parent().expect("parent")).map_err(|source| BundleError::Io { path: target.clone(), source })?;
-        fs::copy(&file, &target).map_err(|source| BundleError::Io { path: file.clone(), source })?;
+        fs::create_dir_all(target.parent().expect("parent")).map_err(|source| BundleError::Io {
+            path: target.clone(),
+            source,
+        })?;
+        fs::copy(&file, &target).map_err(|source| BundleError::Io {
+            path: file.clone(),
+            source,
+        })?;
     }
     Ok(())
 }

@@ -26,10 +26,11 @@ pub fn build_catalog(bundles: &[PathBuf], registry: &str) -> Result<Catalog, Bun
     let mut read = Vec::new();
     for dir in bundles {
         let bundle = BundleDir::read(dir)?;
-        let version = semver::Version::parse(&bundle.csv.spec.version).map_err(|e| BundleError::Version {
-            version: bundle.csv.spec.version.clone(),
-            message: format!("{} (spec.version of {})", e, bundle.csv.metadata.name),
-        })?;
+        let version =
+            semver::Version::parse(&bundle.csv.spec.version).map_err(|e| BundleError::Version {
+                version: bundle.csv.spec.version.clone(),
+                message: format!("{} (spec.version of {})", e, bundle.csv.metadata.name),
+            })?;
         read.push((version, bundle));
     }
     read.sort_by(|a, b| (a.1.package(), &a.0).cmp(&(b.1.package(), &b.0)));
@@ -72,8 +73,14 @@ pub fn build_catalog(bundles: &[PathBuf], registry: &str) -> Result<Catalog, Bun
 
 /// Writes `catalog` to `out`, replacing what is there, all at once.
 pub fn write_catalog(catalog: &Catalog, out: &Path) -> Result<(), BundleError> {
-    let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "catalog".into());
-    let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "catalog".into());
+    let parent = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let stage = parent.join(format!(".{name}.mni-staging"));
     let old = parent.join(format!(".{name}.mni-old"));
     let io = |path: &Path| {
@@ -98,7 +105,13 @@ pub fn write_catalog(catalog: &Catalog, out: &Path) -> Result<(), BundleError> {
 /// `olm validate DIR`: loads and validates the catalog at `dir`.
 pub fn validate_dir(dir: &Path, opm_rules_only: bool) -> Result<Catalog, BundleError> {
     let catalog = Catalog::load(dir)?;
-    validate(&catalog, &ValidateOptions::default().with_opm_rules_only(opm_rules_only))
-        .map_err(|source| BundleError::Validation { dir: dir.to_owned(), source })?;
+    validate(
+        &catalog,
+        &ValidateOptions::default().with_opm_rules_only(opm_rules_only),
+    )
+    .map_err(|source| BundleError::Validation {
+        dir: dir.to_owned(),
+        source,
+    })?;
     Ok(catalog)
 }

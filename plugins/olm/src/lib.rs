@@ -44,7 +44,9 @@ pub enum BundleError {
     #[error("no CRDs under {}; create an API first (`mni-scaffold create api …`)", .0.iter().map(|d| format!("{}/crd/bases", d.display())).collect::<Vec<_>>().join(", "))]
     NoCrds(Vec<PathBuf>),
     /// `--version` is not a semantic version.
-    #[error("--version {version:?} is not a semantic version (MAJOR.MINOR.PATCH, e.g. 0.1.0): {message}")]
+    #[error(
+        "--version {version:?} is not a semantic version (MAJOR.MINOR.PATCH, e.g. 0.1.0): {message}"
+    )]
     Version {
         /// The version given.
         version: String,
@@ -60,7 +62,9 @@ pub enum BundleError {
         message: String,
     },
     /// `--default-channel` is not one of `--channels`.
-    #[error("--default-channel {channel:?} is not one of --channels {channels:?}; add it to --channels")]
+    #[error(
+        "--default-channel {channel:?} is not one of --channels {channels:?}; add it to --channels"
+    )]
     DefaultChannel {
         /// The default channel.
         channel: String,

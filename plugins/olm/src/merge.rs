@@ -18,7 +18,13 @@ pub fn merge_values(base: &Value, ours: &Value, theirs: &Value) -> (Value, Vec<S
     (merged, conflicts)
 }
 
-fn merge_at(path: &str, base: &Value, ours: &Value, theirs: &Value, conflicts: &mut Vec<String>) -> Value {
+fn merge_at(
+    path: &str,
+    base: &Value,
+    ours: &Value,
+    theirs: &Value,
+    conflicts: &mut Vec<String>,
+) -> Value {
     if ours == base {
         return theirs.clone();
     }
@@ -38,7 +44,11 @@ fn merge_at(path: &str, base: &Value, ours: &Value, theirs: &Value, conflicts: &
             Value::Object(merge_maps(path, &Map::new(), o, t, conflicts))
         }
         _ => {
-            conflicts.push(if path.is_empty() { ".".into() } else { path.to_owned() });
+            conflicts.push(if path.is_empty() {
+                ".".into()
+            } else {
+                path.to_owned()
+            });
             ours.clone()
         }
     }
@@ -56,13 +66,18 @@ fn merge_maps(
     let keys: Vec<&String> = ours
         .keys()
         .chain(theirs.keys().filter(|k| !ours.contains_key(*k)))
-        .chain(base.keys().filter(|k| !ours.contains_key(*k) && !theirs.contains_key(*k)))
+        .chain(
+            base.keys()
+                .filter(|k| !ours.contains_key(*k) && !theirs.contains_key(*k)),
+        )
         .collect();
     for key in keys {
         let sub = format!("{path}.{key}");
         let (b, o, t) = (base.get(key), ours.get(key), theirs.get(key));
         let merged = match (b, o, t) {
-            (_, Some(o), Some(t)) => Some(merge_at(&sub, b.unwrap_or(&Value::Null), o, t, conflicts)),
+            (_, Some(o), Some(t)) => {
+                Some(merge_at(&sub, b.unwrap_or(&Value::Null), o, t, conflicts))
+            }
             // Removed by the user: stays removed unless the generator changed it.
             (Some(b), None, Some(t)) => (b != t).then(|| t.clone()),
             (None, None, Some(t)) => Some(t.clone()),
@@ -90,7 +105,13 @@ fn identity(v: &Value) -> Option<Value> {
     }
 }
 
-fn merge_lists(path: &str, base: &[Value], ours: &[Value], theirs: &[Value], conflicts: &mut Vec<String>) -> Vec<Value> {
+fn merge_lists(
+    path: &str,
+    base: &[Value],
+    ours: &[Value],
+    theirs: &[Value],
+    conflicts: &mut Vec<String>,
+) -> Vec<Value> {
     let ids = |l: &[Value]| l.iter().map(identity).collect::<Option<Vec<_>>>();
     let (Some(bi), Some(oi), Some(ti)) = (ids(base), ids(ours), ids(theirs)) else {
         conflicts.push(path.to_owned());
@@ -102,7 +123,13 @@ fn merge_lists(path: &str, base: &[Value], ours: &[Value], theirs: &[Value], con
     for (o, id) in ours.iter().zip(&oi) {
         let b = find(&bi, id).map(|i| &base[i]);
         match find(&ti, id).map(|i| &theirs[i]) {
-            Some(t) => out.push(merge_at(&format!("{path}[{id}]"), b.unwrap_or(&Value::Null), o, t, conflicts)),
+            Some(t) => out.push(merge_at(
+                &format!("{path}[{id}]"),
+                b.unwrap_or(&Value::Null),
+                o,
+                t,
+                conflicts,
+            )),
             // Dropped by the generator: goes unless the user added or changed it.
             None if b.is_some_and(|b| b == o) => {}
             None => out.push(o.clone()),
@@ -145,7 +172,8 @@ mod tests {
 
     #[test]
     fn both_changing_one_value_keeps_the_users_and_names_the_path() {
-        let (merged, conflicts) = merge_values(&json!({"a": 1}), &json!({"a": 2}), &json!({"a": 3}));
+        let (merged, conflicts) =
+            merge_values(&json!({"a": 1}), &json!({"a": 2}), &json!({"a": 3}));
         assert_eq!(merged, json!({"a": 2}));
         assert_eq!(conflicts, [".a"]);
     }
@@ -153,7 +181,11 @@ mod tests {
     #[test]
     fn removals_by_either_side_hold() {
         let base = json!({"k": ["a", "b"], "x": 1, "y": 1});
-        let (merged, _) = merge_values(&base, &json!({"k": ["a"], "x": 1, "y": 1}), &json!({"k": ["a", "b"], "y": 1}));
+        let (merged, _) = merge_values(
+            &base,
+            &json!({"k": ["a"], "x": 1, "y": 1}),
+            &json!({"k": ["a", "b"], "y": 1}),
+        );
         assert_eq!(merged, json!({"k": ["a"], "y": 1}));
     }
 }

@@ -41,7 +41,8 @@ impl ProjectInputs {
     /// Reads the project at `root`.
     pub(crate) fn read(root: &Path) -> Result<Self, BundleError> {
         let path = root.join("PROJECT");
-        let text = fs::read_to_string(&path).map_err(|_| BundleError::NoProject(root.to_owned()))?;
+        let text =
+            fs::read_to_string(&path).map_err(|_| BundleError::NoProject(root.to_owned()))?;
         let project: Value = serde_yaml::from_str(&text).map_err(|e| BundleError::Invalid {
             path: path.clone(),
             message: e.to_string(),
@@ -69,7 +70,12 @@ impl ProjectInputs {
             }
         }
         let mut dirs = vec![root.join("config")];
-        for service in project.get("services").and_then(Value::as_array).into_iter().flatten() {
+        for service in project
+            .get("services")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             if let Some(operator) = service.pointer("/crates/operator").and_then(Value::as_str) {
                 dirs.push(root.join(operator).join("config"));
             }
@@ -111,7 +117,10 @@ impl ProjectInputs {
 
 /// An object's kind.
 pub(crate) fn kind(object: &Value) -> &str {
-    object.get("kind").and_then(Value::as_str).unwrap_or_default()
+    object
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 /// Every object of the YAML files directly in `dir` (none if it does not exist), in file-name
@@ -124,7 +133,7 @@ fn read_dir(dir: &Path) -> Result<Vec<Value>, BundleError> {
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
-        .filter(|p| !p.file_name().is_some_and(|n| n == "kustomization.yaml"))
+        .filter(|p| p.file_name().is_none_or(|n| n != "kustomization.yaml"))
         .collect();
     paths.sort();
     let mut objects = Vec::new();

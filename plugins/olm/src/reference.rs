@@ -8,7 +8,9 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::{BundleError, BundleRequest, DEFAULT_REGISTRY, build_catalog, write_bundle, write_catalog};
+use crate::{
+    BundleError, BundleRequest, DEFAULT_REGISTRY, build_catalog, write_bundle, write_catalog,
+};
 
 /// The command that regenerates the reference catalog.
 pub const REGEN_COMMAND: &str = "cargo run -p mni-plugin-olm --bin regen-olm-catalog";
@@ -19,13 +21,19 @@ pub fn services() -> Vec<(&'static str, &'static str, BundleRequest)> {
         BundleRequest::new("0.1.0")
             .with_package(Some(package.to_owned()))
             .with_channels(vec!["alpha".into()])
-            .with_image(Some(format!("{DEFAULT_REGISTRY}/{package}-operator:v0.1.0")))
+            .with_image(Some(format!(
+                "{DEFAULT_REGISTRY}/{package}-operator:v0.1.0"
+            )))
     };
     vec![
         ("vpc", "mni-vpc", request("mni-vpc")),
         // The VM service attaches instances to VPC subnets: it needs the VPC service's API
         // (the olm.gvk from its PROJECT) and a VPC operator of the same minor.
-        ("vm", "mni-vm", request("mni-vm").with_dependency("mni-vpc", ">=0.1.0 <0.2.0")),
+        (
+            "vm",
+            "mni-vm",
+            request("mni-vm").with_dependency("mni-vpc", ">=0.1.0 <0.2.0"),
+        ),
         ("baremetal", "mni-baremetal", request("mni-baremetal")),
     ]
 }

@@ -16,7 +16,11 @@ fn files(root: &Path) -> BTreeMap<String, String> {
             if path.is_dir() {
                 stack.push(path);
             } else {
-                let rel = path.strip_prefix(root).expect("below").to_string_lossy().into_owned();
+                let rel = path
+                    .strip_prefix(root)
+                    .expect("below")
+                    .to_string_lossy()
+                    .into_owned();
                 out.insert(rel, fs::read_to_string(&path).expect("text"));
             }
         }

@@ -161,8 +161,12 @@ fn webhooks_chapter_commands_run() {
 fn olm_chapter_commands_run() {
     let tmp = run_chapter("olm.md", 12);
     let fleet = tmp.path().join("work/fleet");
-    let csv = std::fs::read_to_string(fleet.join("bundle/manifests/fleet.clusterserviceversion.yaml"))
-        .expect("CSV");
-    assert!(csv.contains("description: Captains and their crews."), "{csv}");
+    let csv =
+        std::fs::read_to_string(fleet.join("bundle/manifests/fleet.clusterserviceversion.yaml"))
+            .expect("CSV");
+    assert!(
+        csv.contains("description: Captains and their crews."),
+        "{csv}"
+    );
     assert!(fleet.join("catalog/fleet/catalog.yaml").is_file());
 }

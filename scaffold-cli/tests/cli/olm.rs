@@ -20,7 +20,10 @@ const CSV: &str = "bundle/manifests/demo.clusterserviceversion.yaml";
 fn regenerating_keeps_hand_edits_and_sets_replaces() {
     let p = project();
     let out = p.run(&["olm", "bundle", "--version", "0.1.0"]).ok();
-    assert!(out.contains("wrote   bundle/manifests/demo.clusterserviceversion.yaml"), "{out}");
+    assert!(
+        out.contains("wrote   bundle/manifests/demo.clusterserviceversion.yaml"),
+        "{out}"
+    );
     for path in [
         "bundle/manifests/crew.example.com_captains.yaml",
         "bundle/metadata/annotations.yaml",
@@ -39,7 +42,9 @@ fn regenerating_keeps_hand_edits_and_sets_replaces() {
     let annotations = p.read("bundle/metadata/annotations.yaml");
     assert!(annotations.contains("operators.operatorframework.io.bundle.package.v1: demo"));
     let containerfile = p.read("bundle/bundle.Containerfile");
-    assert!(containerfile.contains("LABEL operators.operatorframework.io.bundle.channels.v1=alpha"));
+    assert!(
+        containerfile.contains("LABEL operators.operatorframework.io.bundle.channels.v1=alpha")
+    );
 
     // The user rewrites the description and adds a keyword; the project gains a kind.
     let edited = csv
@@ -53,7 +58,10 @@ fn regenerating_keeps_hand_edits_and_sets_replaces() {
     p.run(&create_crew_api("Mate", &[])).ok();
 
     let out = p.run(&["olm", "bundle", "--version", "0.2.0"]).ok();
-    assert!(out.contains("bundle/manifests/crew.example.com_mates.yaml"), "{out}");
+    assert!(
+        out.contains("bundle/manifests/crew.example.com_mates.yaml"),
+        "{out}"
+    );
     let csv = p.read(CSV);
     assert!(csv.contains("description: Captains, by hand."), "{csv}");
     assert!(csv.contains("  - crew\n"), "{csv}");
@@ -76,8 +84,17 @@ fn bad_bundle_input_is_named_and_writes_nothing() {
     assert!(missing.stderr.contains("--version"), "{missing:#?}");
     p.run(&["olm", "bundle", "--version", "1.2"])
         .fails(2, &["--version \"1.2\"", "semantic version"]);
-    p.run(&["olm", "bundle", "--version", "0.1.0", "--channels", "alpha", "--default-channel", "stable"])
-        .fails(2, &["--default-channel \"stable\""]);
+    p.run(&[
+        "olm",
+        "bundle",
+        "--version",
+        "0.1.0",
+        "--channels",
+        "alpha",
+        "--default-channel",
+        "stable",
+    ])
+    .fails(2, &["--default-channel \"stable\""]);
     assert_eq!(p.tree(), before);
 
     // A CSV that no longer owns a CRD the bundle ships is refused, bundle untouched.
@@ -85,10 +102,19 @@ fn bad_bundle_input_is_named_and_writes_nothing() {
     let csv = p.read(CSV);
     let start = csv.find("    owned:\n").expect("owned");
     let end = csv[start..].find("  install:").expect("install") + start;
-    fs::write(p.root().join(CSV), format!("{}    owned: []\n{}", &csv[..start], &csv[end..])).expect("edit");
+    fs::write(
+        p.root().join(CSV),
+        format!("{}    owned: []\n{}", &csv[..start], &csv[end..]),
+    )
+    .expect("edit");
     let before = p.tree();
-    p.run(&["olm", "bundle", "--version", "0.2.0"])
-        .fails(2, &["captains.crew.example.com", "spec.customresourcedefinitions.owned"]);
+    p.run(&["olm", "bundle", "--version", "0.2.0"]).fails(
+        2,
+        &[
+            "captains.crew.example.com",
+            "spec.customresourcedefinitions.owned",
+        ],
+    );
     p.run(&["olm", "catalog", "bundle", "-o", "catalog"])
         .fails(2, &["demo.v0.1.0", "captains.crew.example.com"]);
     assert_eq!(p.tree(), before);
@@ -97,12 +123,33 @@ fn bad_bundle_input_is_named_and_writes_nothing() {
 #[test]
 fn a_catalog_of_two_versions_validates() {
     let p = project();
-    p.run(&["olm", "bundle", "--version", "0.1.0", "-o", "bundles/0.1.0"]).ok();
-    p.run(&["olm", "bundle", "--version", "0.2.0", "--replaces", "demo.v0.1.0", "-o", "bundles/0.2.0"]).ok();
-    let out = p
-        .run(&["olm", "catalog", "bundles/0.1.0", "bundles/0.2.0", "-o", "catalog"])
+    p.run(&["olm", "bundle", "--version", "0.1.0", "-o", "bundles/0.1.0"])
         .ok();
-    assert!(out.contains("1 package(s), 1 channel(s), 2 bundle(s)"), "{out}");
+    p.run(&[
+        "olm",
+        "bundle",
+        "--version",
+        "0.2.0",
+        "--replaces",
+        "demo.v0.1.0",
+        "-o",
+        "bundles/0.2.0",
+    ])
+    .ok();
+    let out = p
+        .run(&[
+            "olm",
+            "catalog",
+            "bundles/0.1.0",
+            "bundles/0.2.0",
+            "-o",
+            "catalog",
+        ])
+        .ok();
+    assert!(
+        out.contains("1 package(s), 1 channel(s), 2 bundle(s)"),
+        "{out}"
+    );
     let text = p.read("catalog/demo/catalog.yaml");
     assert!(text.contains("defaultChannel: alpha"), "{text}");
     assert!(text.contains("replaces: demo.v0.1.0"), "{text}");
@@ -134,24 +181,48 @@ fn bad_catalogs_are_named() {
         "- {name: demo.v0.1.0, replaces: demo.v0.2.0}\n- {name: demo.v0.2.0, replaces: demo.v0.1.0}\n",
         &["0.1.0", "0.2.0"],
     );
-    p.run(&["olm", "validate", "bad"])
-        .fails(2, &["package \"demo\", channel \"alpha\"", "no channel head", "cycle"]);
+    p.run(&["olm", "validate", "bad"]).fails(
+        2,
+        &[
+            "package \"demo\", channel \"alpha\"",
+            "no channel head",
+            "cycle",
+        ],
+    );
     // An upgrade edge to a bundle that does not exist: mNi refuses it, opm tolerates it.
-    catalog_with(&p, "- {name: demo.v0.2.0, replaces: demo.v0.1.0}\n", &["0.2.0"]);
-    p.run(&["olm", "validate", "bad"])
-        .fails(2, &["[mni]", "bundle \"demo.v0.2.0\" replaces \"demo.v0.1.0\"", "not in the catalog"]);
+    catalog_with(
+        &p,
+        "- {name: demo.v0.2.0, replaces: demo.v0.1.0}\n",
+        &["0.2.0"],
+    );
+    p.run(&["olm", "validate", "bad"]).fails(
+        2,
+        &[
+            "[mni]",
+            "bundle \"demo.v0.2.0\" replaces \"demo.v0.1.0\"",
+            "not in the catalog",
+        ],
+    );
     p.run(&["olm", "validate", "--opm-rules-only", "bad"]).ok();
     // Two heads.
-    catalog_with(&p, "- {name: demo.v0.1.0}\n- {name: demo.v0.2.0}\n", &["0.1.0", "0.2.0"]);
-    p.run(&["olm", "validate", "bad"])
-        .fails(2, &["multiple channel heads found in graph: demo.v0.1.0, demo.v0.2.0"]);
+    catalog_with(
+        &p,
+        "- {name: demo.v0.1.0}\n- {name: demo.v0.2.0}\n",
+        &["0.1.0", "0.2.0"],
+    );
+    p.run(&["olm", "validate", "bad"]).fails(
+        2,
+        &["multiple channel heads found in graph: demo.v0.1.0, demo.v0.2.0"],
+    );
 }
 
 /// The opm binary of `scripts/opm-reference.sh`: `$MNI_OPM`, else the script's default place.
 fn opm() -> Option<std::path::PathBuf> {
-    let path = std::env::var_os("MNI_OPM").map(std::path::PathBuf::from).unwrap_or_else(|| {
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.mni/opm-reference/bin/opm")
-    });
+    let path = std::env::var_os("MNI_OPM")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.mni/opm-reference/bin/opm")
+        });
     path.is_file().then_some(path)
 }
 
@@ -163,12 +234,17 @@ fn opm() -> Option<std::path::PathBuf> {
 #[test]
 fn opm_gives_the_same_verdicts() {
     let Some(opm) = opm() else {
-        eprintln!("skipped: no opm binary (build it with scripts/opm-reference.sh, or set MNI_OPM)");
+        eprintln!(
+            "skipped: no opm binary (build it with scripts/opm-reference.sh, or set MNI_OPM)"
+        );
         return;
     };
     let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let repo = repo.canonicalize().expect("checkout");
-    let mut cases = vec![("services/catalog/catalog".to_owned(), repo.join("services/catalog/catalog"))];
+    let mut cases = vec![(
+        "services/catalog/catalog".to_owned(),
+        repo.join("services/catalog/catalog"),
+    )];
     let fixtures = repo.join("plugins/olm/tests/catalogs");
     let mut names: Vec<_> = fs::read_dir(&fixtures)
         .expect("fixtures")
@@ -176,7 +252,10 @@ fn opm_gives_the_same_verdicts() {
         .collect();
     names.sort();
     for name in names {
-        cases.push((format!("plugins/olm/tests/catalogs/{name}"), fixtures.join(&name)));
+        cases.push((
+            format!("plugins/olm/tests/catalogs/{name}"),
+            fixtures.join(&name),
+        ));
     }
     let verdict = |ok: bool| if ok { "pass" } else { "fail" };
     let mut table = String::from(
@@ -193,8 +272,17 @@ fn opm_gives_the_same_verdicts() {
         let dir = dir.to_str().expect("utf-8");
         let opm_rules = p.run(&["olm", "validate", "--opm-rules-only", dir]);
         let all = p.run(&["olm", "validate", dir]);
-        let (o, m, a) = (reference.status.success(), opm_rules.code == 0, all.code == 0);
-        table.push_str(&format!("| `{name}` | {} | {} | {} |\n", verdict(o), verdict(m), verdict(a)));
+        let (o, m, a) = (
+            reference.status.success(),
+            opm_rules.code == 0,
+            all.code == 0,
+        );
+        table.push_str(&format!(
+            "| `{name}` | {} | {} | {} |\n",
+            verdict(o),
+            verdict(m),
+            verdict(a)
+        ));
         if o != m {
             disagreements.push(format!(
                 "{name}: opm {} ({}), mni {} ({})",
@@ -208,7 +296,13 @@ fn opm_gives_the_same_verdicts() {
     println!("{table}");
     if let Some(report) = std::env::var_os("MNI_OPM_REPORT") {
         let version = std::process::Command::new("go")
-            .args(["list", "-m", "-f", "{{.Version}}", "github.com/operator-framework/operator-registry"])
+            .args([
+                "list",
+                "-m",
+                "-f",
+                "{{.Version}}",
+                "github.com/operator-framework/operator-registry",
+            ])
             .current_dir(repo.join("framework/tools/opm-reference"))
             .env("GOFLAGS", "-mod=mod")
             .output()
@@ -223,5 +317,9 @@ fn opm_gives_the_same_verdicts() {
         );
         fs::write(report, text).expect("write report");
     }
-    assert!(disagreements.is_empty(), "verdicts differ:\n{}", disagreements.join("\n"));
+    assert!(
+        disagreements.is_empty(),
+        "verdicts differ:\n{}",
+        disagreements.join("\n")
+    );
 }

@@ -42,7 +42,9 @@ pub enum CatalogError {
         message: String,
     },
     /// A blob has no `schema` field.
-    #[error("{path}: a blob has no \"schema\" field; every catalog object needs one (olm.package, olm.channel, olm.bundle, …)")]
+    #[error(
+        "{path}: a blob has no \"schema\" field; every catalog object needs one (olm.package, olm.channel, olm.bundle, …)"
+    )]
     NoSchema {
         /// The file.
         path: PathBuf,

@@ -23,9 +23,8 @@ mod render;
 mod validate;
 
 pub use csv::{
-    CSV_API_VERSION,
-    ClusterServiceVersion, CrdDescription, CrdDescriptions, CsvMetadata, CsvSpec, Descriptor,
-    InstallMode,
+    CSV_API_VERSION, ClusterServiceVersion, CrdDescription, CrdDescriptions, CsvMetadata, CsvSpec,
+    Descriptor, InstallMode,
 };
 pub use fbc::{
     Bundle, Catalog, CatalogError, Channel, ChannelEntry, Package, Property, SCHEMA_BUNDLE,

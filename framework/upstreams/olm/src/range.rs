@@ -12,7 +12,9 @@ pub enum RangeError {
     #[error("version range {0:?} is empty; write e.g. \">=0.1.0 <0.2.0\"")]
     Empty(String),
     /// A comparator's version is not a full semantic version.
-    #[error("version range {range:?}: {version:?} is not a semantic version (MAJOR.MINOR.PATCH): {source}")]
+    #[error(
+        "version range {range:?}: {version:?} is not a semantic version (MAJOR.MINOR.PATCH): {source}"
+    )]
     Version {
         /// The whole range.
         range: String,

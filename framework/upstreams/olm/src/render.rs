@@ -48,7 +48,9 @@ pub enum RenderError {
         message: String,
     },
     /// The CSV does not list a CRD the bundle ships.
-    #[error("{csv}: the bundle ships CRD {crd} but the CSV does not own it; add it to spec.customresourcedefinitions.owned (name, version, kind) or remove the CRD from {dir}")]
+    #[error(
+        "{csv}: the bundle ships CRD {crd} but the CSV does not own it; add it to spec.customresourcedefinitions.owned (name, version, kind) or remove the CRD from {dir}"
+    )]
     NotOwned {
         /// The CSV's name.
         csv: String,
@@ -260,7 +262,9 @@ pub fn render_bundle(bundle: &BundleDir, image: &str) -> Bundle {
     }
     for dependency in &bundle.dependencies {
         match dependency.kind.as_str() {
-            "olm.gvk" => properties.push(Property::new("olm.gvk.required", dependency.value.clone())),
+            "olm.gvk" => {
+                properties.push(Property::new("olm.gvk.required", dependency.value.clone()))
+            }
             "olm.package" => properties.push(Property::new(
                 "olm.package.required",
                 json!({
@@ -308,7 +312,9 @@ mod tests {
         write(
             root,
             "manifests/demo.clusterserviceversion.yaml",
-            &format!("apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: demo.v0.2.0\n  annotations: {{olm.skipRange: '<0.2.0'}}\nspec:\n  version: 0.2.0\n  replaces: demo.v0.1.0\n  customresourcedefinitions:{owned}"),
+            &format!(
+                "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: demo.v0.2.0\n  annotations: {{olm.skipRange: '<0.2.0'}}\nspec:\n  version: 0.2.0\n  replaces: demo.v0.1.0\n  customresourcedefinitions:{owned}"
+            ),
         );
         write(
             root,
@@ -318,7 +324,9 @@ mod tests {
         write(
             root,
             "metadata/annotations.yaml",
-            &format!("annotations:\n  {ANNOTATION_PACKAGE}: demo\n  {ANNOTATION_CHANNELS}: alpha,stable\n"),
+            &format!(
+                "annotations:\n  {ANNOTATION_PACKAGE}: demo\n  {ANNOTATION_CHANNELS}: alpha,stable\n"
+            ),
         );
         write(
             root,
@@ -359,6 +367,9 @@ mod tests {
         let err = BundleDir::read(tmp.path()).expect_err("refused");
         let msg = err.to_string();
         assert!(msg.contains("ships.crew.example.com"), "{msg}");
-        assert!(msg.contains("spec.customresourcedefinitions.owned"), "{msg}");
+        assert!(
+            msg.contains("spec.customresourcedefinitions.owned"),
+            "{msg}"
+        );
     }
 }

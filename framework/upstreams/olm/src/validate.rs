@@ -69,21 +69,22 @@ impl ValidateOptions {
 /// Checks `catalog`; see the [module docs](self).
 pub fn validate(catalog: &Catalog, options: &ValidateOptions) -> Result<(), ValidationError> {
     let mut findings = Vec::new();
-    let mut opm = |message: String| {
-        findings.push(Finding {
-            opm: true,
-            message,
-        })
-    };
+    let mut opm = |message: String| findings.push(Finding { opm: true, message });
 
     let mut packages: BTreeMap<&str, &str> = BTreeMap::new();
     for p in &catalog.packages {
         if p.name.is_empty() {
             opm("a package has no name; set \"name\" on every olm.package".into());
         } else if packages.insert(&p.name, &p.default_channel).is_some() {
-            opm(format!("duplicate package {:?}: declare each olm.package once", p.name));
+            opm(format!(
+                "duplicate package {:?}: declare each olm.package once",
+                p.name
+            ));
         } else if !is_dns1123_label(&p.name) {
-            opm(format!("invalid package name {:?}: use lower-case letters, digits and '-', at most 63 characters", p.name));
+            opm(format!(
+                "invalid package name {:?}: use lower-case letters, digits and '-', at most 63 characters",
+                p.name
+            ));
         }
     }
 
@@ -91,22 +92,34 @@ pub fn validate(catalog: &Catalog, options: &ValidateOptions) -> Result<(), Vali
     let mut channels: BTreeMap<&str, BTreeMap<&str, Vec<&crate::ChannelEntry>>> = BTreeMap::new();
     for c in &catalog.channels {
         if !packages.contains_key(c.package.as_str()) {
-            opm(format!("unknown package {:?} for channel {:?}: add an olm.package named {:?}", c.package, c.name, c.package));
+            opm(format!(
+                "unknown package {:?} for channel {:?}: add an olm.package named {:?}",
+                c.package, c.name, c.package
+            ));
             continue;
         }
         if c.name.is_empty() {
-            opm(format!("package {:?} has a channel with no name", c.package));
+            opm(format!(
+                "package {:?} has a channel with no name",
+                c.package
+            ));
             continue;
         }
         let pkg = channels.entry(&c.package).or_default();
         if pkg.contains_key(c.name.as_str()) {
-            opm(format!("package {:?} has duplicate channel {:?}: merge their entries into one olm.channel", c.package, c.name));
+            opm(format!(
+                "package {:?} has duplicate channel {:?}: merge their entries into one olm.channel",
+                c.package, c.name
+            ));
             continue;
         }
         let mut seen = BTreeSet::new();
         for e in &c.entries {
             if !seen.insert(&e.name) {
-                opm(format!("package {:?}, channel {:?}: duplicate entry {:?}", c.package, c.name, e.name));
+                opm(format!(
+                    "package {:?}, channel {:?}: duplicate entry {:?}",
+                    c.package, c.name, e.name
+                ));
             }
         }
         pkg.insert(&c.name, c.entries.iter().collect());
@@ -116,41 +129,73 @@ pub fn validate(catalog: &Catalog, options: &ValidateOptions) -> Result<(), Vali
     let mut bundles: BTreeMap<&str, BTreeMap<&str, Option<Version>>> = BTreeMap::new();
     for b in &catalog.bundles {
         if b.package.is_empty() {
-            opm(format!("bundle {:?} has no package; set \"package\"", b.name));
+            opm(format!(
+                "bundle {:?} has no package; set \"package\"",
+                b.name
+            ));
             continue;
         }
         if !packages.contains_key(b.package.as_str()) {
-            opm(format!("unknown package {:?} for bundle {:?}: add an olm.package named {:?}", b.package, b.name, b.package));
+            opm(format!(
+                "unknown package {:?} for bundle {:?}: add an olm.package named {:?}",
+                b.package, b.name, b.package
+            ));
             continue;
         }
         let pkg = bundles.entry(&b.package).or_default();
         if pkg.contains_key(b.name.as_str()) {
-            opm(format!("package {:?} has duplicate bundle {:?}", b.package, b.name));
+            opm(format!(
+                "package {:?} has duplicate bundle {:?}",
+                b.package, b.name
+            ));
             continue;
         }
         let props: Vec<&Value> = b.properties_of("olm.package").collect();
         let mut version = None;
         if props.len() != 1 {
-            opm(format!("package {:?} bundle {:?} must have exactly 1 \"olm.package\" property, found {}", b.package, b.name, props.len()));
+            opm(format!(
+                "package {:?} bundle {:?} must have exactly 1 \"olm.package\" property, found {}",
+                b.package,
+                b.name,
+                props.len()
+            ));
         } else {
-            let name = props[0].get("packageName").and_then(Value::as_str).unwrap_or("");
-            let raw = props[0].get("version").and_then(Value::as_str).unwrap_or("");
+            let name = props[0]
+                .get("packageName")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let raw = props[0]
+                .get("version")
+                .and_then(Value::as_str)
+                .unwrap_or("");
             if name != b.package {
-                opm(format!("bundle {:?}: package {:?} does not match its olm.package property {:?}", b.name, b.package, name));
+                opm(format!(
+                    "bundle {:?}: package {:?} does not match its olm.package property {:?}",
+                    b.name, b.package, name
+                ));
             }
             match Version::parse(raw) {
                 Ok(v) => version = Some(v),
-                Err(e) => opm(format!("bundle {:?}: version {:?} is not a semantic version: {e}", b.name, raw)),
+                Err(e) => opm(format!(
+                    "bundle {:?}: version {:?} is not a semantic version: {e}",
+                    b.name, raw
+                )),
             }
         }
         if b.image.is_empty() && b.properties_of("olm.bundle.object").next().is_none() {
-            opm(format!("bundle {:?}: bundle image must be set (or the manifests embedded as olm.bundle.object)", b.name));
+            opm(format!(
+                "bundle {:?}: bundle image must be set (or the manifests embedded as olm.bundle.object)",
+                b.name
+            ));
         }
         let in_channel = channels
             .get(b.package.as_str())
             .is_some_and(|cs| cs.values().any(|es| es.iter().any(|e| e.name == b.name)));
         if !in_channel {
-            opm(format!("package {:?}, bundle {:?} not found in any channel entries: add it to an olm.channel", b.package, b.name));
+            opm(format!(
+                "package {:?}, bundle {:?} not found in any channel entries: add it to an olm.channel",
+                b.package, b.name
+            ));
         }
         pkg.insert(&b.name, version);
     }
@@ -161,25 +206,39 @@ pub fn validate(catalog: &Catalog, options: &ValidateOptions) -> Result<(), Vali
         for (channel, entries) in pkg_channels.into_iter().flatten() {
             for e in entries {
                 if !pkg_bundles.is_some_and(|bs| bs.contains_key(e.name.as_str())) {
-                    opm(format!("package {package:?}, channel {channel:?}: entry {:?} has no olm.bundle; add the bundle or remove the entry", e.name));
+                    opm(format!(
+                        "package {package:?}, channel {channel:?}: entry {:?} has no olm.bundle; add the bundle or remove the entry",
+                        e.name
+                    ));
                 }
                 for (i, skip) in e.skips.iter().enumerate() {
                     if skip.is_empty() {
-                        opm(format!("package {package:?}, channel {channel:?}, bundle {:?}: skip[{i}] is empty", e.name));
+                        opm(format!(
+                            "package {package:?}, channel {channel:?}, bundle {:?}: skip[{i}] is empty",
+                            e.name
+                        ));
                     }
                 }
             }
             if let Err(message) = replaces_chain(entries) {
-                opm(format!("package {package:?}, channel {channel:?}: {message}"));
+                opm(format!(
+                    "package {package:?}, channel {channel:?}: {message}"
+                ));
             }
         }
         if default_channel.is_empty() {
-            opm(format!("package {package:?}: default channel must be set (\"defaultChannel\")"));
+            opm(format!(
+                "package {package:?}: default channel must be set (\"defaultChannel\")"
+            ));
         } else if !pkg_channels.is_some_and(|cs| cs.contains_key(default_channel)) {
-            opm(format!("package {package:?}: default channel {default_channel:?} not found in its channels; add an olm.channel {default_channel:?} or change defaultChannel"));
+            opm(format!(
+                "package {package:?}: default channel {default_channel:?} not found in its channels; add an olm.channel {default_channel:?} or change defaultChannel"
+            ));
         }
         if pkg_channels.is_none_or(BTreeMap::is_empty) && default_channel.is_empty() {
-            opm(format!("package {package:?} must contain at least one channel"));
+            opm(format!(
+                "package {package:?} must contain at least one channel"
+            ));
         }
         let mut by_version: BTreeMap<&Version, Vec<&str>> = BTreeMap::new();
         for (name, version) in pkg_bundles.into_iter().flatten() {
@@ -189,7 +248,10 @@ pub fn validate(catalog: &Catalog, options: &ValidateOptions) -> Result<(), Vali
         }
         for (v, names) in by_version {
             if names.len() > 1 {
-                opm(format!("package {package:?}: duplicate version {v} in bundles {}", names.join(", ")));
+                opm(format!(
+                    "package {package:?}: duplicate version {v} in bundles {}",
+                    names.join(", ")
+                ));
             }
         }
     }
@@ -245,7 +307,10 @@ fn replaces_chain(entries: &[&crate::ChannelEntry]) -> Result<(), String> {
         }
         chain.push(next);
         if !reached.insert(next) {
-            return Err(format!("detected cycle in replaces chain of upgrade graph: {}", chain.join(" -> ")));
+            return Err(format!(
+                "detected cycle in replaces chain of upgrade graph: {}",
+                chain.join(" -> ")
+            ));
         }
         cur = by_name.get(next).copied();
     }
@@ -255,7 +320,10 @@ fn replaces_chain(entries: &[&crate::ChannelEntry]) -> Result<(), String> {
         .copied()
         .collect();
     if !stranded.is_empty() {
-        return Err(format!("channel contains one or more stranded bundles: {}; make a newer entry replace or skip them", stranded.join(", ")));
+        return Err(format!(
+            "channel contains one or more stranded bundles: {}; make a newer entry replace or skip them",
+            stranded.join(", ")
+        ));
     }
     Ok(())
 }
@@ -266,16 +334,31 @@ fn beyond_opm(
     bundles: &BTreeMap<&str, BTreeMap<&str, Option<Version>>>,
 ) -> Vec<Finding> {
     let mut findings = Vec::new();
-    let mut mni = |message: String| findings.push(Finding { opm: false, message });
+    let mut mni = |message: String| {
+        findings.push(Finding {
+            opm: false,
+            message,
+        })
+    };
     for c in &catalog.channels {
         for e in &c.entries {
             if !e.skip_range.is_empty()
                 && let Err(err) = VersionRange::parse(&e.skip_range)
             {
-                mni(format!("package {:?}, channel {:?}, bundle {:?}: invalid skipRange: {err} (opm v1.65 does not check this; newer operator-registry releases do)", c.package, c.name, e.name));
+                mni(format!(
+                    "package {:?}, channel {:?}, bundle {:?}: invalid skipRange: {err} (opm v1.65 does not check this; newer operator-registry releases do)",
+                    c.package, c.name, e.name
+                ));
             }
-            if !e.replaces.is_empty() && !bundles.get(c.package.as_str()).is_some_and(|bs| bs.contains_key(e.replaces.as_str())) {
-                mni(format!("package {:?}, channel {:?}: bundle {:?} replaces {:?}, which is not in the catalog; add that bundle or drop the replaces edge (opm tolerates this at the tail of a channel)", c.package, c.name, e.name, e.replaces));
+            if !e.replaces.is_empty()
+                && !bundles
+                    .get(c.package.as_str())
+                    .is_some_and(|bs| bs.contains_key(e.replaces.as_str()))
+            {
+                mni(format!(
+                    "package {:?}, channel {:?}: bundle {:?} replaces {:?}, which is not in the catalog; add that bundle or drop the replaces edge (opm tolerates this at the tail of a channel)",
+                    c.package, c.name, e.name, e.replaces
+                ));
             }
         }
     }
@@ -289,21 +372,38 @@ fn beyond_opm(
         for required in b.properties_of("olm.gvk.required") {
             let key = gvk(required);
             if !provided.contains(&key) {
-                mni(format!("bundle {:?} requires {}/{} {}, which no bundle of the catalog provides (olm.gvk); add the package that owns it", b.name, key.0, key.1, key.2));
+                mni(format!(
+                    "bundle {:?} requires {}/{} {}, which no bundle of the catalog provides (olm.gvk); add the package that owns it",
+                    b.name, key.0, key.1, key.2
+                ));
             }
         }
         for required in b.properties_of("olm.package.required") {
-            let name = required.get("packageName").and_then(Value::as_str).unwrap_or("");
-            let range = required.get("versionRange").and_then(Value::as_str).unwrap_or("");
+            let name = required
+                .get("packageName")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let range = required
+                .get("versionRange")
+                .and_then(Value::as_str)
+                .unwrap_or("");
             let satisfied = match VersionRange::parse(range) {
-                Ok(range) => bundles.get(name).is_some_and(|bs| bs.values().flatten().any(|v| range.matches(v))),
+                Ok(range) => bundles
+                    .get(name)
+                    .is_some_and(|bs| bs.values().flatten().any(|v| range.matches(v))),
                 Err(e) => {
-                    mni(format!("bundle {:?}: olm.package.required {name:?}: {e}", b.name));
+                    mni(format!(
+                        "bundle {:?}: olm.package.required {name:?}: {e}",
+                        b.name
+                    ));
                     continue;
                 }
             };
             if !satisfied {
-                mni(format!("bundle {:?} requires package {name:?} {range:?}, which no bundle of the catalog satisfies; add a bundle of {name:?} in that range", b.name));
+                mni(format!(
+                    "bundle {:?} requires package {name:?} {range:?}, which no bundle of the catalog satisfies; add a bundle of {name:?} in that range",
+                    b.name
+                ));
             }
         }
     }
@@ -318,7 +418,9 @@ fn gvk(v: &Value) -> (String, String, String) {
 /// Kubernetes' DNS-1123 label: lower-case alphanumerics and '-', alphanumeric at both ends.
 fn is_dns1123_label(name: &str) -> bool {
     name.len() <= 63
-        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && !name.starts_with('-')
         && !name.ends_with('-')
 }
@@ -330,7 +432,11 @@ mod tests {
     use serde_json::json;
 
     fn entry(name: &str, replaces: &str) -> ChannelEntry {
-        ChannelEntry { name: name.into(), replaces: replaces.into(), ..Default::default() }
+        ChannelEntry {
+            name: name.into(),
+            replaces: replaces.into(),
+            ..Default::default()
+        }
     }
 
     fn bundle(name: &str, version: &str) -> Bundle {
@@ -339,15 +445,29 @@ mod tests {
             name: name.into(),
             package: "a".into(),
             image: format!("x/a:{version}"),
-            properties: vec![Property::new("olm.package", json!({"packageName": "a", "version": version}))],
+            properties: vec![Property::new(
+                "olm.package",
+                json!({"packageName": "a", "version": version}),
+            )],
             ..Default::default()
         }
     }
 
     fn catalog(entries: Vec<ChannelEntry>, bundles: Vec<Bundle>) -> Catalog {
         Catalog {
-            packages: vec![Package { schema: "olm.package".into(), name: "a".into(), default_channel: "alpha".into(), ..Default::default() }],
-            channels: vec![Channel { schema: "olm.channel".into(), package: "a".into(), name: "alpha".into(), entries, ..Default::default() }],
+            packages: vec![Package {
+                schema: "olm.package".into(),
+                name: "a".into(),
+                default_channel: "alpha".into(),
+                ..Default::default()
+            }],
+            channels: vec![Channel {
+                schema: "olm.channel".into(),
+                package: "a".into(),
+                name: "alpha".into(),
+                entries,
+                ..Default::default()
+            }],
             bundles,
             others: vec![],
         }
@@ -356,14 +476,19 @@ mod tests {
     /// Validates with all rules and with opm's only; `None` means valid.
     fn check(catalog: &Catalog, all: Option<&str>, opm_only: Option<&str>) {
         let verdict = |opm_rules_only| {
-            validate(catalog, &ValidateOptions::default().with_opm_rules_only(opm_rules_only))
-                .err()
-                .map(|e| e.to_string())
+            validate(
+                catalog,
+                &ValidateOptions::default().with_opm_rules_only(opm_rules_only),
+            )
+            .err()
+            .map(|e| e.to_string())
         };
         for (got, want) in [(verdict(false), all), (verdict(true), opm_only)] {
             match (got, want) {
                 (None, None) => {}
-                (Some(got), Some(want)) => assert!(got.contains(want), "{got:?} should contain {want:?}"),
+                (Some(got), Some(want)) => {
+                    assert!(got.contains(want), "{got:?} should contain {want:?}")
+                }
                 (got, want) => panic!("got {got:?}, want {want:?}"),
             }
         }
@@ -371,49 +496,92 @@ mod tests {
 
     #[test]
     fn a_linear_channel_is_valid() {
-        let c = catalog(vec![entry("a.v0.1.0", ""), entry("a.v0.2.0", "a.v0.1.0")], vec![bundle("a.v0.1.0", "0.1.0"), bundle("a.v0.2.0", "0.2.0")]);
+        let c = catalog(
+            vec![entry("a.v0.1.0", ""), entry("a.v0.2.0", "a.v0.1.0")],
+            vec![bundle("a.v0.1.0", "0.1.0"), bundle("a.v0.2.0", "0.2.0")],
+        );
         check(&c, None, None);
     }
 
     #[test]
     fn two_heads_are_refused() {
-        let c = catalog(vec![entry("a.v0.1.0", ""), entry("a.v0.2.0", "")], vec![bundle("a.v0.1.0", "0.1.0"), bundle("a.v0.2.0", "0.2.0")]);
-        check(&c, Some("multiple channel heads found in graph: a.v0.1.0, a.v0.2.0"), Some("multiple channel heads"));
+        let c = catalog(
+            vec![entry("a.v0.1.0", ""), entry("a.v0.2.0", "")],
+            vec![bundle("a.v0.1.0", "0.1.0"), bundle("a.v0.2.0", "0.2.0")],
+        );
+        check(
+            &c,
+            Some("multiple channel heads found in graph: a.v0.1.0, a.v0.2.0"),
+            Some("multiple channel heads"),
+        );
     }
 
     #[test]
     fn a_cycle_has_no_head() {
-        let c = catalog(vec![entry("a.v0.1.0", "a.v0.2.0"), entry("a.v0.2.0", "a.v0.1.0")], vec![bundle("a.v0.1.0", "0.1.0"), bundle("a.v0.2.0", "0.2.0")]);
+        let c = catalog(
+            vec![entry("a.v0.1.0", "a.v0.2.0"), entry("a.v0.2.0", "a.v0.1.0")],
+            vec![bundle("a.v0.1.0", "0.1.0"), bundle("a.v0.2.0", "0.2.0")],
+        );
         check(&c, Some("no channel head"), Some("no channel head"));
     }
 
     #[test]
     fn replaces_outside_the_catalog_is_only_mnis_concern() {
-        let c = catalog(vec![entry("a.v0.2.0", "a.v0.1.0")], vec![bundle("a.v0.2.0", "0.2.0")]);
-        check(&c, Some("[mni] package \"a\", channel \"alpha\": bundle \"a.v0.2.0\" replaces \"a.v0.1.0\""), None);
+        let c = catalog(
+            vec![entry("a.v0.2.0", "a.v0.1.0")],
+            vec![bundle("a.v0.2.0", "0.2.0")],
+        );
+        check(
+            &c,
+            Some(
+                "[mni] package \"a\", channel \"alpha\": bundle \"a.v0.2.0\" replaces \"a.v0.1.0\"",
+            ),
+            None,
+        );
     }
 
     #[test]
     fn an_entry_without_a_bundle_and_a_missing_default_channel_are_refused() {
         let mut c = catalog(vec![entry("a.v0.1.0", "")], vec![]);
-        check(&c, Some("entry \"a.v0.1.0\" has no olm.bundle"), Some("has no olm.bundle"));
-        c = catalog(vec![entry("a.v0.1.0", "")], vec![bundle("a.v0.1.0", "0.1.0")]);
+        check(
+            &c,
+            Some("entry \"a.v0.1.0\" has no olm.bundle"),
+            Some("has no olm.bundle"),
+        );
+        c = catalog(
+            vec![entry("a.v0.1.0", "")],
+            vec![bundle("a.v0.1.0", "0.1.0")],
+        );
         c.packages[0].default_channel = "stable".into();
-        check(&c, Some("default channel \"stable\" not found"), Some("not found"));
+        check(
+            &c,
+            Some("default channel \"stable\" not found"),
+            Some("not found"),
+        );
     }
 
     #[test]
     fn unsatisfied_dependencies_are_only_mnis_concern() {
         let mut b = bundle("a.v0.1.0", "0.1.0");
-        b.properties.push(Property::new("olm.gvk.required", json!({"group": "g", "version": "v1", "kind": "K"})));
+        b.properties.push(Property::new(
+            "olm.gvk.required",
+            json!({"group": "g", "version": "v1", "kind": "K"}),
+        ));
         let c = catalog(vec![entry("a.v0.1.0", "")], vec![b]);
         check(&c, Some("[mni] bundle \"a.v0.1.0\" requires g/v1 K"), None);
     }
 
     #[test]
     fn a_bundle_of_an_undeclared_package_is_refused() {
-        let mut c = catalog(vec![entry("a.v0.1.0", "")], vec![bundle("a.v0.1.0", "0.1.0")]);
+        let mut c = catalog(
+            vec![entry("a.v0.1.0", "")],
+            vec![bundle("a.v0.1.0", "0.1.0")],
+        );
         c.bundles[0].package = "b".into();
-        check(&c, Some("unknown package \"b\" for bundle \"a.v0.1.0\""), Some("unknown package"));
+        check(
+            &c,
+            Some("unknown package \"b\" for bundle \"a.v0.1.0\""),
+            Some("unknown package"),
+        );
     }
 }
