@@ -38,14 +38,19 @@ pub fn services() -> Vec<(&'static str, &'static str, BundleRequest)> {
     ]
 }
 
-/// Writes the reference catalog of the checkout at `repo` into `out` (emptied first).
+/// Writes the reference catalog of the checkout at `repo` into `out/bundles` and `out/catalog`
+/// (replaced).
 pub fn regenerate(repo: &Path, out: &Path) -> Result<(), BundleError> {
     let io = |path: &Path| {
         let path = path.to_owned();
         move |source| BundleError::Io { path, source }
     };
-    if out.exists() {
-        fs::remove_dir_all(out).map_err(io(out))?;
+    // Only the generated parts: the README beside them is written by hand.
+    for part in ["bundles", "catalog"] {
+        let dir = out.join(part);
+        if dir.exists() {
+            fs::remove_dir_all(&dir).map_err(io(&dir))?;
+        }
     }
     let mut bundles: Vec<PathBuf> = Vec::new();
     for (service, package, request) in services() {

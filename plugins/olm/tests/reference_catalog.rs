@@ -15,6 +15,8 @@ fn files(root: &Path) -> BTreeMap<String, String> {
             let path = entry.expect("entry").path();
             if path.is_dir() {
                 stack.push(path);
+            } else if path.file_name().is_some_and(|n| n == "README.md") {
+                // Written by hand, not generated.
             } else {
                 let rel = path
                     .strip_prefix(root)
