@@ -7,7 +7,8 @@
 //! the plugins → validate → commit atomically, PROJECT included), `plugins list|describe` through
 //! the [`Registry`], `delete` and `upgrade` through [`lifecycle`] (which replays the
 //! [`history`]), `plugins new` through [`plugin_new`], `plugins search|install|remove|verify`
-//! through the [`catalog`] and `completion` through `clap_complete`. Built-in plugins are listed in one
+//! through the [`catalog`], `olm bundle|catalog|validate` through [`olm`] (calling
+//! `mni-plugin-olm`) and `completion` through `clap_complete`. Built-in plugins are listed in one
 //! place, the [`builtin`] module; external plugins are executables found under
 //! `$MNI_PLUGINS_PATH` and spoken to as the [`external`] module describes (Kubebuilder's
 //! external-plugin protocol `v1alpha1`, plus mNi's `new service`, in a sandbox).
@@ -19,7 +20,9 @@
 //! failure.
 //!
 //! **Architecture invariant:** the CLI touches the project only through `mni-machinery`
-//! (`load_universe`, `validate`, `plan`, atomic commit); it never writes a file itself.
+//! (`load_universe`, `validate`, `plan`, atomic commit); it never writes a file itself. The one
+//! exception is `olm`, whose plugin writes only its own output directories (a bundle, a
+//! catalog), staged and swapped in whole.
 
 pub mod builtin;
 pub mod catalog;

@@ -16,6 +16,15 @@ use crate::cli::{GlobalArgs, OlmCommand};
 
 /// Runs one `olm` subcommand.
 pub fn run(command: &OlmCommand, global: &GlobalArgs, out: &mut dyn Write) -> Result<(), Error> {
+    if global.dry_run {
+        // A bundle's merge is cheap to undo (the previous output is under .mni-generated/ and in
+        // git); rather than print a half-true plan, refuse.
+        return Err(BundleError::Flag {
+            flag: "--dry-run".into(),
+            message: "`olm` commands do not support --dry-run; write to another directory with -o instead".into(),
+        }
+        .into());
+    }
     let cwd = global.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     match command {
         OlmCommand::Bundle(args) => {
@@ -28,8 +37,8 @@ pub fn run(command: &OlmCommand, global: &GlobalArgs, out: &mut dyn Write) -> Re
                 .with_image(args.image.clone());
             for dependency in &args.depends_on {
                 let Some((package, range)) = dependency.split_once('=') else {
-                    return Err(BundleError::Dependency {
-                        package: dependency.clone(),
+                    return Err(BundleError::Flag {
+                        flag: format!("--depends-on {dependency}"),
                         message: "--depends-on takes PACKAGE=RANGE, e.g. mni-vpc='>=0.1.0 <0.2.0'"
                             .into(),
                     }

@@ -115,8 +115,8 @@ pub fn generate(
         })?;
     }
     if let Some(range) = &request.skip_range {
-        mni_olm::VersionRange::parse(range).map_err(|e| BundleError::Dependency {
-            package: "--skip-range".into(),
+        mni_olm::VersionRange::parse(range).map_err(|e| BundleError::Flag {
+            flag: "--skip-range".into(),
             message: e.to_string(),
         })?;
     }

@@ -53,12 +53,20 @@ pub enum BundleError {
         /// What the parser said.
         message: String,
     },
-    /// A dependency's or `--skip-range`'s version range does not parse.
-    #[error("{package}: {message}")]
+    /// A dependency's version range does not parse.
+    #[error("dependency on {package}: {message}")]
     Dependency {
-        /// The package (or flag).
+        /// The package.
         package: String,
         /// What is wrong.
+        message: String,
+    },
+    /// A flag's value is malformed, or the flag is not supported here.
+    #[error("{flag}: {message}")]
+    Flag {
+        /// The flag, e.g. `--skip-range`.
+        flag: String,
+        /// What is wrong, and the fix.
         message: String,
     },
     /// `--default-channel` is not one of `--channels`.

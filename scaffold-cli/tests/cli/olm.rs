@@ -323,3 +323,39 @@ fn opm_gives_the_same_verdicts() {
         disagreements.join("\n")
     );
 }
+
+#[test]
+fn bad_flags_are_named() {
+    let p = project();
+    let before = p.tree();
+    p.run(&[
+        "olm",
+        "bundle",
+        "--version",
+        "0.1.0",
+        "--depends-on",
+        "mni-vpc",
+    ])
+    .fails(2, &["--depends-on mni-vpc", "PACKAGE=RANGE"]);
+    p.run(&[
+        "olm",
+        "bundle",
+        "--version",
+        "0.1.0",
+        "--depends-on",
+        "mni-vpc=>=0.1",
+    ])
+    .fails(2, &["dependency on mni-vpc", "\"0.1\""]);
+    p.run(&[
+        "olm",
+        "bundle",
+        "--version",
+        "0.1.0",
+        "--skip-range",
+        "<0.1",
+    ])
+    .fails(2, &["--skip-range"]);
+    p.run(&["--dry-run", "olm", "bundle", "--version", "0.1.0"])
+        .fails(2, &["--dry-run", "-o"]);
+    assert_eq!(p.tree(), before);
+}
