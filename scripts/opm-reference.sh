@@ -4,7 +4,7 @@
 # module proxy). The binary goes to .mni/opm-reference/bin (or $MNI_OPM_REFERENCE_DIR/bin); a
 # second run that finds it built from the same go.mod/go.sum does nothing. Prints the directory of
 # the binary on its last line. Then run the comparison with
-#   MNI_OPM=<dir>/opm cargo test -p mni-olm-plugin --test opm_verdicts -- --nocapture
+#   scripts/opm-verdicts.sh   (or: MNI_OPM=<dir>/opm cargo test -p mni-scaffold --test cli olm::opm)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"

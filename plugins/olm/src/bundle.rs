@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use mni_olm::{
     ANNOTATION_CHANNELS, ANNOTATION_DEFAULT_CHANNEL, ANNOTATION_PACKAGE, BundleDir,
-    CSV_API_VERSION, InstallMode,
+    CSV_API_VERSION, ClusterServiceVersion, InstallMode,
 };
 use serde_json::{Value, json};
 
@@ -379,6 +379,27 @@ fn csv(inputs: &ProjectInputs, request: &BundleRequest, package: &str) -> Value 
     })
 }
 
+/// The CSV fields that `--version`, `--replaces` and `--skip-range` decide: JSON pointer and
+/// the dotted path [`merge_values`] reports.
+const RELEASE_FIELDS: [(&str, &str); 4] = [
+    ("/metadata/name", ".metadata.name"),
+    ("/spec/version", ".spec.version"),
+    ("/spec/replaces", ".spec.replaces"),
+    (
+        "/metadata/annotations/olm.skipRange",
+        ".metadata.annotations.olm.skipRange",
+    ),
+];
+
+/// Sets `pointer` (whose parent exists as an object) in `value`.
+fn set_pointer(value: &mut Value, pointer: &str, new: Value) {
+    if let Some((parent, key)) = pointer.rsplit_once('/')
+        && let Some(Value::Object(map)) = value.pointer_mut(parent)
+    {
+        map.insert(key.to_owned(), new);
+    }
+}
+
 /// What [`write_bundle`] did.
 #[derive(Debug, Default)]
 pub struct BundleReport {
@@ -457,7 +478,23 @@ pub fn write_bundle(
                     })
                 };
                 let b = b.map(parse).transpose()?.unwrap_or(Value::Null);
-                let (merged, kept) = merge_values(&b, &parse(o)?, &parse(t)?);
+                let t = parse(t)?;
+                let (mut merged, kept) = merge_values(&b, &parse(o)?, &t);
+                // The release fields follow the command line, not an old hand edit.
+                let mut kept: Vec<String> = kept
+                    .into_iter()
+                    .filter(|k| !RELEASE_FIELDS.iter().any(|(_, dotted)| k == dotted))
+                    .collect();
+                if ClusterServiceVersion::is_csv(&t) {
+                    for (pointer, _) in RELEASE_FIELDS {
+                        match (t.pointer(pointer), merged.pointer_mut(pointer)) {
+                            (Some(want), Some(have)) => *have = want.clone(),
+                            (Some(want), None) => set_pointer(&mut merged, pointer, want.clone()),
+                            _ => {}
+                        }
+                    }
+                }
+                kept.sort();
                 report
                     .kept
                     .extend(kept.into_iter().map(|k| format!("{path}: {k}")));

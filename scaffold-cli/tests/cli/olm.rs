@@ -359,3 +359,48 @@ fn bad_flags_are_named() {
         .fails(2, &["--dry-run", "-o"]);
     assert_eq!(p.tree(), before);
 }
+
+#[test]
+fn release_fields_follow_the_command_line_and_overlaps_are_reported() {
+    let p = project();
+    p.run(&["olm", "bundle", "--version", "0.1.0"]).ok();
+    // A hand-edited version, and a maturity the generator will not change.
+    let csv = p
+        .read(CSV)
+        .replace("  version: 0.1.0\n", "  version: 0.1.1\n")
+        .replace("maturity: alpha", "maturity: stable");
+    fs::write(p.root().join(CSV), csv).expect("edit");
+    let out = p
+        .run(&[
+            "olm",
+            "bundle",
+            "--version",
+            "0.2.0",
+            "--replaces",
+            "demo.v0.1.0",
+        ])
+        .ok();
+    assert!(!out.contains("kept your edit"), "{out}");
+    let csv = p.read(CSV);
+    assert!(csv.contains("  version: 0.2.0\n"), "{csv}");
+    assert!(csv.contains("maturity: stable"), "{csv}");
+
+    // Both sides change the description: the user's stays, and the command says so.
+    let csv = csv.replace(
+        "description: The demo service operator, scaffolded with mNi.",
+        "description: Mine.",
+    );
+    fs::write(p.root().join(CSV), csv).expect("edit");
+    let project = p.read("PROJECT").replacen(
+        "plugins:\n",
+        "plugins:\n  olm.mni.dev/v1:\n    description: From PROJECT.\n",
+        1,
+    );
+    fs::write(p.root().join("PROJECT"), project).expect("edit PROJECT");
+    let out = p.run(&["olm", "bundle", "--version", "0.2.0"]).ok();
+    assert!(
+        out.contains("kept your edit (the generator changed it too): bundle/manifests/demo.clusterserviceversion.yaml: .spec.description"),
+        "{out}"
+    );
+    assert!(p.read(CSV).contains("description: Mine."));
+}
