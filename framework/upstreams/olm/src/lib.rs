@@ -13,11 +13,15 @@
 //! field it does not model is kept in `extra` maps, so reading and writing a CSV loses nothing a
 //! user wrote.
 //!
+//! For installing from a catalog, [`Catalog::head`], [`Catalog::upgrade_from`] and
+//! [`Bundle::objects`] walk the upgrade graph and decode a bundle's embedded manifests.
+//!
 //! Used by the `olm.mni.dev/v1` plugin (`mni-scaffold olm …`) and meant for the OLM lifecycle
 //! controller of `mni-dev`.
 
 mod csv;
 mod fbc;
+mod graph;
 mod range;
 mod render;
 mod validate;
@@ -30,6 +34,7 @@ pub use fbc::{
     Bundle, Catalog, CatalogError, Channel, ChannelEntry, Package, Property, SCHEMA_BUNDLE,
     SCHEMA_CHANNEL, SCHEMA_PACKAGE,
 };
+pub use graph::ObjectError;
 pub use range::{RangeError, VersionRange};
 pub use render::{
     ANNOTATION_CHANNELS, ANNOTATION_DEFAULT_CHANNEL, ANNOTATION_PACKAGE, BundleDir, RenderError,
