@@ -424,7 +424,7 @@ fn read_opt(path: &Path) -> Result<Option<String>, BundleError> {
 }
 
 /// Generates the bundle of `root` into `out` (relative paths are below `root`), merging it with
-/// what is there; see the [module docs](self).
+/// what is there three ways (base: `<out>/.mni-generated/`), staged and swapped in whole.
 pub fn write_bundle(
     root: &Path,
     out: &Path,

@@ -66,7 +66,8 @@ impl ValidateOptions {
     }
 }
 
-/// Checks `catalog`; see the [module docs](self).
+/// Checks `catalog`: opm's rules and, unless `options` say otherwise, mNi's `[mni]` checks (see
+/// the crate docs).
 pub fn validate(catalog: &Catalog, options: &ValidateOptions) -> Result<(), ValidationError> {
     let mut findings = Vec::new();
     let mut opm = |message: String| findings.push(Finding { opm: true, message });
