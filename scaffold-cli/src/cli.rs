@@ -82,12 +82,87 @@ pub enum Command {
     /// List, describe, scaffold and install plugins.
     #[command(subcommand)]
     Plugins(PluginsCommand),
+    /// Ship the project through OLM: bundles, file-based catalogs and their validation.
+    #[command(subcommand)]
+    Olm(OlmCommand),
     /// Print a shell completion script.
     Completion {
         /// The shell.
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+}
+
+/// `olm …`: a command group calling `mni-plugin-olm` directly rather than a plugin subcommand —
+/// a bundle is a versioned release artifact generated *from* the scaffolded tree with its own
+/// merge base (`bundle/.mni-generated/`), not a scaffolding step of the plugin chain (see the
+/// `mni-plugin-olm` crate docs).
+#[derive(Debug, Clone, Subcommand)]
+pub enum OlmCommand {
+    /// Write (or regenerate, keeping your edits) the OLM bundle of the project.
+    Bundle(OlmBundleArgs),
+    /// Build a file-based catalog from bundle directories.
+    Catalog(OlmCatalogArgs),
+    /// Check a file-based catalog as `opm validate` does, plus mNi's own checks.
+    Validate(OlmValidateArgs),
+}
+
+/// `olm bundle` flags.
+#[derive(Debug, Clone, Args)]
+pub struct OlmBundleArgs {
+    /// The bundle's semantic version (the CSV is named `<package>.v<version>`).
+    #[arg(long, value_name = "SEMVER")]
+    pub version: String,
+    /// The CSV this version replaces (default: the CSV already in the bundle directory, if its
+    /// version differs).
+    #[arg(long, value_name = "CSV")]
+    pub replaces: Option<String>,
+    /// The versions this one may upgrade from directly (`olm.skipRange`), e.g. ">=0.1.0 <0.2.0".
+    #[arg(long, value_name = "RANGE")]
+    pub skip_range: Option<String>,
+    /// The channels, comma-separated (default: alpha).
+    #[arg(long, value_delimiter = ',', value_name = "CHANNEL[,CHANNEL…]")]
+    pub channels: Vec<String>,
+    /// The default channel (default: the first of --channels).
+    #[arg(long, value_name = "CHANNEL")]
+    pub default_channel: Option<String>,
+    /// The package name (default: the project name).
+    #[arg(long, value_name = "NAME")]
+    pub package: Option<String>,
+    /// A package this one needs, as PACKAGE=RANGE (`olm.package` dependency); repeatable.
+    #[arg(long, value_name = "PACKAGE=RANGE")]
+    pub depends_on: Vec<String>,
+    /// The operator image of the CSV's Deployment (default: as in config/manager).
+    #[arg(long, value_name = "IMAGE")]
+    pub image: Option<String>,
+    /// The bundle directory, relative to the project.
+    #[arg(long, short = 'o', default_value = "bundle", value_name = "DIR")]
+    pub output: PathBuf,
+}
+
+/// `olm catalog` flags.
+#[derive(Debug, Clone, Args)]
+pub struct OlmCatalogArgs {
+    /// Bundle directories (each with manifests/ and metadata/).
+    #[arg(required = true, value_name = "BUNDLE_DIR")]
+    pub bundles: Vec<PathBuf>,
+    /// The catalog directory to write (replaced as a whole).
+    #[arg(long, short = 'o', default_value = "catalog", value_name = "DIR")]
+    pub output: PathBuf,
+    /// The registry bundle images are named in: `<registry>/<package>-bundle:v<version>`.
+    #[arg(long, default_value = mni_plugin_olm::DEFAULT_REGISTRY, value_name = "REGISTRY")]
+    pub registry: String,
+}
+
+/// `olm validate` flags.
+#[derive(Debug, Clone, Args)]
+pub struct OlmValidateArgs {
+    /// The catalog directory.
+    #[arg(value_name = "DIR")]
+    pub catalog: PathBuf,
+    /// Check only what `opm validate` checks (leave out mNi's `[mni]` checks).
+    #[arg(long)]
+    pub opm_rules_only: bool,
 }
 
 /// `new …`.

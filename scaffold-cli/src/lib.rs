@@ -7,7 +7,8 @@
 //! the plugins → validate → commit atomically, PROJECT included), `plugins list|describe` through
 //! the [`Registry`], `delete` and `upgrade` through [`lifecycle`] (which replays the
 //! [`history`]), `plugins new` through [`plugin_new`], `plugins search|install|remove|verify`
-//! through the [`catalog`] and `completion` through `clap_complete`. Built-in plugins are listed in one
+//! through the [`catalog`], `olm bundle|catalog|validate` through [`olm`] (calling
+//! `mni-plugin-olm`) and `completion` through `clap_complete`. Built-in plugins are listed in one
 //! place, the [`builtin`] module; external plugins are executables found under
 //! `$MNI_PLUGINS_PATH` and spoken to as the [`external`] module describes (Kubebuilder's
 //! external-plugin protocol `v1alpha1`, plus mNi's `new service`, in a sandbox).
@@ -19,7 +20,9 @@
 //! failure.
 //!
 //! **Architecture invariant:** the CLI touches the project only through `mni-machinery`
-//! (`load_universe`, `validate`, `plan`, atomic commit); it never writes a file itself.
+//! (`load_universe`, `validate`, `plan`, atomic commit); it never writes a file itself. The one
+//! exception is `olm`, whose plugin writes only its own output directories (a bundle, a
+//! catalog), staged and swapped in whole.
 
 pub mod builtin;
 pub mod catalog;
@@ -27,6 +30,7 @@ pub mod cli;
 pub mod external;
 pub mod history;
 pub mod lifecycle;
+pub mod olm;
 pub mod plugin_new;
 mod registry;
 mod scaffold;
@@ -77,6 +81,9 @@ pub enum Error {
     /// `delete` or `upgrade` failed.
     #[error(transparent)]
     Lifecycle(#[from] lifecycle::LifecycleError),
+    /// `olm bundle`, `olm catalog` or `olm validate` failed.
+    #[error(transparent)]
+    Olm(#[from] mni_plugin_olm::BundleError),
     /// Printing failed.
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),
@@ -96,6 +103,8 @@ impl Error {
             Self::Catalog(e) => e.exit_code(),
             Self::UserConfig(_) => 2,
             Self::Lifecycle(e) => e.exit_code(),
+            Self::Olm(mni_plugin_olm::BundleError::Io { .. }) => 1,
+            Self::Olm(_) => 2,
             _ => 1,
         }
     }
@@ -362,6 +371,10 @@ pub fn run(
             }
             let dir = cli.global.dir.as_deref().unwrap_or(Path::new("."));
             plugin_new::new_plugin(&request, dir, out)?;
+            return Ok(());
+        }
+        Command::Olm(command) => {
+            olm::run(&command, &cli.global, out)?;
             return Ok(());
         }
         Command::Completion { shell } => {

@@ -1,6 +1,6 @@
 //! The book chapters "Writing plugins" (`book/src/writing-plugins.md`), "Validate and default
-//! with webhooks" (`book/src/webhooks.md`) and "Keep your project
-//! current" (`book/src/keep-current.md`): every `$ ` line of their
+//! with webhooks" (`book/src/webhooks.md`), "Keep your project
+//! current" (`book/src/keep-current.md`) and "Ship your service through OLM" (`book/src/olm.md`): every `$ ` line of their
 //! ```console blocks runs, in order, in one bash session in a temporary directory, with this
 //! build's `mni-scaffold` on PATH, `MNI_PLUGINS_PATH` an empty plugins directory (the chapter
 //! installs the sample plugin there) and `MNI_REPO` this checkout; the output the chapter shows
@@ -155,4 +155,18 @@ fn webhooks_chapter_commands_run() {
     assert!(!harbor.join("src/api/ships_v1/ship.rs").exists());
     let project = std::fs::read_to_string(harbor.join("PROJECT")).expect("PROJECT");
     assert!(!project.contains("webhooks"), "{project}");
+}
+
+#[test]
+fn olm_chapter_commands_run() {
+    let tmp = run_chapter("olm.md", 12);
+    let fleet = tmp.path().join("work/fleet");
+    let csv =
+        std::fs::read_to_string(fleet.join("bundle/manifests/fleet.clusterserviceversion.yaml"))
+            .expect("CSV");
+    assert!(
+        csv.contains("description: Captains and their crews."),
+        "{csv}"
+    );
+    assert!(fleet.join("catalog/fleet/catalog.yaml").is_file());
 }

@@ -8,6 +8,7 @@ mod book;
 mod catalog;
 mod external;
 mod flags;
+mod olm;
 mod plugins_new;
 mod scaffold;
 mod template;
