@@ -110,8 +110,6 @@ pub(crate) struct Bundle {
     pub(crate) package: String,
     /// Its version (`olm.package` property).
     pub(crate) version: Option<semver::Version>,
-    /// The bundle image (reported only; never pulled).
-    pub(crate) image: String,
     /// The APIs it provides (`olm.gvk`).
     pub(crate) provides: Vec<Gvk>,
     /// The APIs it needs (`olm.gvk.required`).
@@ -120,15 +118,6 @@ pub(crate) struct Bundle {
     pub(crate) requires_packages: Vec<PackageRequirement>,
     /// Its manifests (`olm.bundle.object`), decoded.
     pub(crate) objects: Vec<Value>,
-}
-
-impl Bundle {
-    /// The bundle's ClusterServiceVersion manifest, if it carries one.
-    pub(crate) fn csv(&self) -> Option<&Value> {
-        self.objects
-            .iter()
-            .find(|o| o["kind"] == "ClusterServiceVersion")
-    }
 }
 
 /// A parsed catalog.
@@ -259,7 +248,6 @@ fn parse_bundle(blob: &Value) -> Result<Bundle, String> {
     let name = required_str(blob, "name")?;
     let mut bundle = Bundle {
         package: required_str(blob, "package")?,
-        image: blob["image"].as_str().unwrap_or_default().to_string(),
         name,
         ..Bundle::default()
     };
@@ -376,7 +364,7 @@ package: a
         assert_eq!(bundle.provides[0].kind, "Thing");
         assert_eq!(bundle.requires[0].group, "b.example.com");
         assert_eq!(bundle.requires_packages[0].range, ">=0.1.0");
-        assert_eq!(bundle.csv().expect("csv")["metadata"]["name"], "a.v1.0.0");
+        assert_eq!(bundle.objects[0]["metadata"]["name"], "a.v1.0.0");
     }
 
     #[test]

@@ -70,7 +70,7 @@ pub fn crds() -> Result<Vec<CustomResourceDefinition>, Error> {
 }
 
 /// Installs the OLM CRDs that are absent and waits until all are `Established`.
-pub async fn install(client: &Client, timeout: Duration) -> Result<(), Error> {
+pub(crate) async fn install(client: &Client, timeout: Duration) -> Result<(), Error> {
     let crds = crds()?;
     mni_crd_install::install_absent(client, &crds, FIELD_MANAGER, timeout).await?;
     Ok(())
