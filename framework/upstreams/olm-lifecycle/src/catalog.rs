@@ -196,10 +196,8 @@ impl Catalog {
             "olm.channel" => {
                 let package = required_str(&blob, "package").map_err(invalid)?;
                 let name = required_str(&blob, "name").map_err(invalid)?;
-                let entries: Vec<Entry> =
-                    serde_json::from_value(blob["entries"].clone()).map_err(|e| {
-                        invalid(format!("entries of channel {name}: {e}"))
-                    })?;
+                let entries: Vec<Entry> = serde_json::from_value(blob["entries"].clone())
+                    .map_err(|e| invalid(format!("entries of channel {name}: {e}")))?;
                 self.packages
                     .entry(package)
                     .or_default()
@@ -255,10 +253,7 @@ fn parse_bundle(blob: &Value) -> Result<Bundle, String> {
     for property in blob["properties"].as_array().unwrap_or(&empty) {
         let value = &property["value"];
         let bad = |e: &dyn std::fmt::Display| {
-            format!(
-                "bundle {}: property {}: {e}",
-                bundle.name, property["type"]
-            )
+            format!("bundle {}: property {}: {e}", bundle.name, property["type"])
         };
         match property["type"].as_str().unwrap_or_default() {
             "olm.package" => {
@@ -272,8 +267,14 @@ fn parse_bundle(blob: &Value) -> Result<Bundle, String> {
                 .requires
                 .push(serde_json::from_value(value.clone()).map_err(|e| bad(&e))?),
             "olm.package.required" => bundle.requires_packages.push(PackageRequirement {
-                package: value["packageName"].as_str().unwrap_or_default().to_string(),
-                range: value["versionRange"].as_str().unwrap_or_default().to_string(),
+                package: value["packageName"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                range: value["versionRange"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
             }),
             "olm.bundle.object" => {
                 let data = value["data"].as_str().unwrap_or_default();
@@ -296,7 +297,10 @@ pub(crate) fn parse_range(range: &str) -> Result<Vec<semver::VersionReq>, semver
     range
         .split("||")
         .map(|alternative| {
-            let joined = alternative.split_whitespace().collect::<Vec<_>>().join(", ");
+            let joined = alternative
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(", ");
             semver::VersionReq::parse(&joined)
         })
         .collect()
@@ -317,7 +321,8 @@ mod tests {
 
     #[test]
     fn parses_packages_channels_and_bundles_from_yaml() {
-        let csv = serde_json::json!({"kind": "ClusterServiceVersion", "metadata": {"name": "a.v1.0.0"}});
+        let csv =
+            serde_json::json!({"kind": "ClusterServiceVersion", "metadata": {"name": "a.v1.0.0"}});
         let text = format!(
             r#"
 schema: olm.package
@@ -358,7 +363,10 @@ package: a
         catalog.add_documents("test", &text).expect("parses");
         let package = &catalog.packages["a"];
         assert_eq!(package.default_channel.as_deref(), Some("stable"));
-        assert_eq!(package.channels["stable"][1].replaces.as_deref(), Some("a.v1.0.0"));
+        assert_eq!(
+            package.channels["stable"][1].replaces.as_deref(),
+            Some("a.v1.0.0")
+        );
         let bundle = &catalog.bundles["a.v1.0.0"];
         assert_eq!(bundle.version, Some(semver::Version::new(1, 0, 0)));
         assert_eq!(bundle.provides[0].kind, "Thing");
@@ -382,7 +390,10 @@ package: a
         let error = catalog
             .add_documents("f.yaml", "schema: olm.bundle\nname: b\n")
             .expect_err("invalid");
-        assert!(error.to_string().contains("`package` is missing"), "{error}");
+        assert!(
+            error.to_string().contains("`package` is missing"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -12,7 +12,6 @@
 //! A loaded catalog reports `status.connectionState.lastObservedState: READY`; one that
 //! cannot be read `TRANSIENT_FAILURE` with the reason in `status.message`.
 
-
 use std::path::Path;
 
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -63,7 +62,9 @@ pub(crate) async fn reconcile_sources(
                         Catalog::from_config_map_data(&map.data.clone().unwrap_or_default())
                             .map_err(|e| format!("ConfigMap {namespace}/{name}: {e}"))
                     }
-                    None => Err(format!("ConfigMap {namespace}/{name} (spec.configMap) not found")),
+                    None => Err(format!(
+                        "ConfigMap {namespace}/{name} (spec.configMap) not found"
+                    )),
                 }
             } else {
                 Err(format!(
@@ -81,7 +82,12 @@ pub(crate) async fn reconcile_sources(
         status["connectionState"]["lastObservedState"] = state.into();
         status["connectionState"]["address"] = spec["address"]
             .as_str()
-            .or_else(|| source.annotations().get(CATALOG_DIR_ANNOTATION).map(String::as_str))
+            .or_else(|| {
+                source
+                    .annotations()
+                    .get(CATALOG_DIR_ANNOTATION)
+                    .map(String::as_str)
+            })
             .unwrap_or_default()
             .into();
         match message {
@@ -118,7 +124,11 @@ pub(crate) async fn reconcile_sources(
 pub(crate) fn target_namespaces(group: &Value) -> Vec<String> {
     let targets: Vec<String> = group["spec"]["targetNamespaces"]
         .as_array()
-        .map(|a| a.iter().filter_map(|n| n.as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|n| n.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default();
     if targets.is_empty() {
         vec![String::new()]
@@ -147,17 +157,19 @@ pub(crate) fn sources(catalogs: &Catalogs) -> Vec<crate::resolver::Source<'_>> {
     let mut sources: Vec<_> = catalogs
         .iter()
         .filter_map(|((namespace, name), loaded)| {
-            loaded.catalog.as_ref().map(|catalog| crate::resolver::Source {
-                name: name.clone(),
-                namespace: namespace.clone(),
-                catalog,
-            })
+            loaded
+                .catalog
+                .as_ref()
+                .map(|catalog| crate::resolver::Source {
+                    name: name.clone(),
+                    namespace: namespace.clone(),
+                    catalog,
+                })
         })
         .collect();
     sources.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
     sources
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -166,7 +178,10 @@ mod tests {
     #[test]
     fn empty_or_absent_targets_mean_all_namespaces() {
         assert_eq!(target_namespaces(&json!({"spec": {}})), [""]);
-        assert_eq!(target_namespaces(&json!({"spec": {"targetNamespaces": []}})), [""]);
+        assert_eq!(
+            target_namespaces(&json!({"spec": {"targetNamespaces": []}})),
+            [""]
+        );
         assert_eq!(
             target_namespaces(&json!({"spec": {"targetNamespaces": ["a", "b"]}})),
             ["a", "b"]

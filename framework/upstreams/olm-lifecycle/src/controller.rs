@@ -218,11 +218,16 @@ async fn list(client: &Client, resource: &ApiResource) -> Result<Vec<DynamicObje
         .await?
         .items;
     items.sort_by(|a, b| {
-        (&a.metadata.creation_timestamp, &a.metadata.namespace, &a.metadata.name).cmp(&(
-            &b.metadata.creation_timestamp,
-            &b.metadata.namespace,
-            &b.metadata.name,
-        ))
+        (
+            &a.metadata.creation_timestamp,
+            &a.metadata.namespace,
+            &a.metadata.name,
+        )
+            .cmp(&(
+                &b.metadata.creation_timestamp,
+                &b.metadata.namespace,
+                &b.metadata.name,
+            ))
     });
     Ok(items)
 }

@@ -33,10 +33,16 @@ pub(crate) async fn reconcile(ctx: &Context<'_>) -> Result<(), kube::Error> {
         let namespace = csv.namespace().unwrap_or_default();
         let name = csv.name_any();
         let replacer = ctx.snapshot.csvs.iter().find(|c| {
-            c.namespace().as_deref() == Some(&namespace) && c.data["spec"]["replaces"] == name.as_str()
+            c.namespace().as_deref() == Some(&namespace)
+                && c.data["spec"]["replaces"] == name.as_str()
         });
         match old["phase"].as_str().unwrap_or_default() {
-            "" => set_phase(&mut status, "Pending", "RequirementsUnknown", "requirements not yet checked"),
+            "" => set_phase(
+                &mut status,
+                "Pending",
+                "RequirementsUnknown",
+                "requirements not yet checked",
+            ),
             "Pending" => pending(ctx, csv, &mut status).await?,
             "InstallReady" => match install(ctx, csv).await {
                 Ok(()) => set_phase(
@@ -62,7 +68,12 @@ pub(crate) async fn reconcile(ctx: &Context<'_>) -> Result<(), kube::Error> {
                 Some(waiting) => {
                     let since = old["lastTransitionTime"].as_str().unwrap_or_default();
                     if objects::age(since) >= ctx.settings.install_timeout {
-                        set_phase(&mut status, "Failed", "InstallCheckFailed", "install timeout");
+                        set_phase(
+                            &mut status,
+                            "Failed",
+                            "InstallCheckFailed",
+                            "install timeout",
+                        );
                     } else {
                         status["reason"] = "InstallWaiting".into();
                         status["message"] = format!("installing: {waiting}").into();
@@ -113,7 +124,11 @@ fn set_phase(status: &mut Value, phase: &str, reason: &str, message: &str) {
 }
 
 /// `Pending`: the OperatorGroup and the CRD requirements.
-async fn pending(ctx: &Context<'_>, csv: &DynamicObject, status: &mut Value) -> Result<(), kube::Error> {
+async fn pending(
+    ctx: &Context<'_>,
+    csv: &DynamicObject,
+    status: &mut Value,
+) -> Result<(), kube::Error> {
     let namespace = csv.namespace().unwrap_or_default();
     let groups = ctx
         .snapshot
@@ -122,11 +137,21 @@ async fn pending(ctx: &Context<'_>, csv: &DynamicObject, status: &mut Value) -> 
         .filter(|g| g.namespace().as_deref() == Some(&namespace))
         .count();
     if groups == 0 {
-        set_phase(status, "Failed", "NoOperatorGroup", "csv in namespace with no operatorgroups");
+        set_phase(
+            status,
+            "Failed",
+            "NoOperatorGroup",
+            "csv in namespace with no operatorgroups",
+        );
         return Ok(());
     }
     if groups > 1 {
-        set_phase(status, "Failed", "TooManyOperatorGroups", "csv created in namespace with multiple operatorgroups, can't pick one automatically");
+        set_phase(
+            status,
+            "Failed",
+            "TooManyOperatorGroups",
+            "csv created in namespace with multiple operatorgroups, can't pick one automatically",
+        );
         return Ok(());
     }
     let crds: Api<CustomResourceDefinition> = Api::all(ctx.client.clone());
@@ -143,13 +168,27 @@ async fn pending(ctx: &Context<'_>, csv: &DynamicObject, status: &mut Value) -> 
             .as_ref()
             .and_then(|c| c.status.as_ref())
             .and_then(|s| s.conditions.as_ref())
-            .is_some_and(|c| c.iter().any(|c| c.type_ == "Established" && c.status == "True"));
+            .is_some_and(|c| {
+                c.iter()
+                    .any(|c| c.type_ == "Established" && c.status == "True")
+            });
         let (state, message) = match (&crd, established) {
-            (Some(_), true) => ("Present", "CRD is present and Established condition is true".to_string()),
-            (Some(_), false) => ("PresentNotSatisfied", "CRD is present but not Established".to_string()),
+            (Some(_), true) => (
+                "Present",
+                "CRD is present and Established condition is true".to_string(),
+            ),
+            (Some(_), false) => (
+                "PresentNotSatisfied",
+                "CRD is present but not Established".to_string(),
+            ),
             (None, _) => {
                 missing.push(name.clone());
-                ("NotPresent", format!("CRD {name} is not present: the bundle does not carry it and it is not installed"))
+                (
+                    "NotPresent",
+                    format!(
+                        "CRD {name} is not present: the bundle does not carry it and it is not installed"
+                    ),
+                )
             }
         };
         if state != "Present" && !missing.contains(&name) {
@@ -162,7 +201,10 @@ async fn pending(ctx: &Context<'_>, csv: &DynamicObject, status: &mut Value) -> 
     }
     status["requirementStatus"] = requirements.into();
     if !missing.is_empty() {
-        let message = format!("one or more requirements couldn't be found: {}", missing.join(", "));
+        let message = format!(
+            "one or more requirements couldn't be found: {}",
+            missing.join(", ")
+        );
         if status["reason"] != "RequirementsNotMet" || status["message"] != message.as_str() {
             set_phase(status, "Pending", "RequirementsNotMet", &message);
         }
@@ -184,7 +226,12 @@ async fn pending(ctx: &Context<'_>, csv: &DynamicObject, status: &mut Value) -> 
             }
         }
     }
-    set_phase(status, "InstallReady", "AllRequirementsMet", "all requirements found, attempting install");
+    set_phase(
+        status,
+        "InstallReady",
+        "AllRequirementsMet",
+        "all requirements found, attempting install",
+    );
     Ok(())
 }
 
@@ -206,7 +253,10 @@ fn targets(ctx: &Context<'_>, namespace: &str) -> (String, String) {
         .find(|g| g.namespace().as_deref() == Some(namespace))
         .map(|g| {
             let value = serde_json::to_value(&g.data).unwrap_or_default();
-            (g.name_any(), crate::catalogs::target_namespaces(&value).join(","))
+            (
+                g.name_any(),
+                crate::catalogs::target_namespaces(&value).join(","),
+            )
         })
         .unwrap_or_default()
 }
@@ -218,9 +268,7 @@ async fn install(ctx: &Context<'_>, csv: &DynamicObject) -> Result<(), kube::Err
     let strategy = &csv.data["spec"]["install"]["spec"];
     let owner = objects::owner_reference(csv, &objects::csv());
     let labels = owner_labels(csv);
-    let namespaced_meta = |object_name: &str| {
-        json!({"name": object_name, "labels": labels, "ownerReferences": [owner]})
-    };
+    let namespaced_meta = |object_name: &str| json!({"name": object_name, "labels": labels, "ownerReferences": [owner]});
     let mut accounts: Vec<String> = Vec::new();
     for key in ["permissions", "clusterPermissions"] {
         for permission in strategy[key].as_array().into_iter().flatten() {
@@ -237,32 +285,62 @@ async fn install(ctx: &Context<'_>, csv: &DynamicObject) -> Result<(), kube::Err
     accounts.sort();
     accounts.dedup();
     for sa in &accounts {
-        let manifest = json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": namespaced_meta(sa)});
+        let manifest =
+            json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": namespaced_meta(sa)});
         objects::apply(ctx.client, &manifest, &namespace).await?;
     }
-    for (index, permission) in strategy["permissions"].as_array().into_iter().flatten().enumerate() {
+    for (index, permission) in strategy["permissions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         let role = format!("{name}-{index}");
-        let sa = permission["serviceAccountName"].as_str().unwrap_or_default();
-        objects::apply(ctx.client, &json!({
-            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-            "metadata": namespaced_meta(&role), "rules": permission["rules"],
-        }), &namespace).await?;
-        objects::apply(ctx.client, &json!({
-            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-            "metadata": namespaced_meta(&role),
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
-            "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": namespace}],
-        }), &namespace).await?;
+        let sa = permission["serviceAccountName"]
+            .as_str()
+            .unwrap_or_default();
+        objects::apply(
+            ctx.client,
+            &json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                "metadata": namespaced_meta(&role), "rules": permission["rules"],
+            }),
+            &namespace,
+        )
+        .await?;
+        objects::apply(
+            ctx.client,
+            &json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                "metadata": namespaced_meta(&role),
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
+                "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": namespace}],
+            }),
+            &namespace,
+        )
+        .await?;
     }
-    for (index, permission) in strategy["clusterPermissions"].as_array().into_iter().flatten().enumerate() {
+    for (index, permission) in strategy["clusterPermissions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         // Cluster-scoped objects cannot be owned by a namespaced CSV: labels only, as OLM.
         let role = format!("{name}-{namespace}-{index}");
-        let sa = permission["serviceAccountName"].as_str().unwrap_or_default();
+        let sa = permission["serviceAccountName"]
+            .as_str()
+            .unwrap_or_default();
         let metadata = json!({"name": role, "labels": labels});
-        objects::apply(ctx.client, &json!({
-            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-            "metadata": metadata, "rules": permission["rules"],
-        }), &namespace).await?;
+        objects::apply(
+            ctx.client,
+            &json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                "metadata": metadata, "rules": permission["rules"],
+            }),
+            &namespace,
+        )
+        .await?;
         objects::apply(ctx.client, &json!({
             "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
             "metadata": metadata,
@@ -284,9 +362,14 @@ async fn install(ctx: &Context<'_>, csv: &DynamicObject) -> Result<(), kube::Err
         annotations["olm.operatorGroup"] = group.clone().into();
         annotations["olm.operatorNamespace"] = namespace.clone().into();
         annotations["olm.targetNamespaces"] = target.clone().into();
-        objects::apply(ctx.client, &json!({
-            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": metadata, "spec": spec,
-        }), &namespace).await?;
+        objects::apply(
+            ctx.client,
+            &json!({
+                "apiVersion": "apps/v1", "kind": "Deployment", "metadata": metadata, "spec": spec,
+            }),
+            &namespace,
+        )
+        .await?;
     }
     Ok(())
 }
@@ -295,14 +378,19 @@ async fn install(ctx: &Context<'_>, csv: &DynamicObject) -> Result<(), kube::Err
 async fn unhealthy(ctx: &Context<'_>, csv: &DynamicObject) -> Result<Option<String>, kube::Error> {
     let namespace = csv.namespace().unwrap_or_default();
     let api: Api<Deployment> = Api::namespaced(ctx.client.clone(), &namespace);
-    for deployment in csv.data["spec"]["install"]["spec"]["deployments"].as_array().into_iter().flatten() {
+    for deployment in csv.data["spec"]["install"]["spec"]["deployments"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
         let name = deployment["name"].as_str().unwrap_or_default();
         let Some(current) = api.get_opt(name).await? else {
             return Ok(Some(format!("deployment {name} not found")));
         };
         let wanted = current.spec.replicas.unwrap_or(1);
         let status = current.status.clone().unwrap_or_default();
-        let rolled = status.observed_generation.unwrap_or(0) >= current.metadata.generation.unwrap_or(0)
+        let rolled = status.observed_generation.unwrap_or(0)
+            >= current.metadata.generation.unwrap_or(0)
             && status.updated_replicas.unwrap_or(0) >= wanted
             && status.available_replicas.unwrap_or(0) >= wanted
             && status.replicas.unwrap_or(0) <= wanted;
@@ -323,7 +411,12 @@ mod tests {
     #[test]
     fn phases_keep_a_history_and_transition_times() {
         let mut status = json!({});
-        set_phase(&mut status, "Pending", "RequirementsUnknown", "requirements not yet checked");
+        set_phase(
+            &mut status,
+            "Pending",
+            "RequirementsUnknown",
+            "requirements not yet checked",
+        );
         let first = status["lastTransitionTime"].clone();
         set_phase(&mut status, "Pending", "RequirementsNotMet", "missing");
         assert_eq!(status["lastTransitionTime"], first);

@@ -109,19 +109,27 @@ pub(crate) async fn reconcile(ctx: &Context<'_>) -> Result<(), kube::Error> {
 }
 
 /// Applies the steps of `plan` in order, recording each step's status.
-async fn execute(ctx: &Context<'_>, plan: &DynamicObject, status: &mut Value) -> Result<(), kube::Error> {
+async fn execute(
+    ctx: &Context<'_>,
+    plan: &DynamicObject,
+    status: &mut Value,
+) -> Result<(), kube::Error> {
     let namespace = plan.namespace().unwrap_or_default();
     let crds: Api<CustomResourceDefinition> = Api::all(ctx.client.clone());
     let count = status["plan"].as_array().map_or(0, Vec::len);
     for index in 0..count {
         let resource = status["plan"][index]["resource"].clone();
-        let manifest: Value = match serde_json::from_str(resource["manifest"].as_str().unwrap_or_default()) {
-            Ok(manifest) => manifest,
-            Err(error) => {
-                fail(status, format!("step {index}: the manifest is not JSON: {error}"));
-                return Ok(());
-            }
-        };
+        let manifest: Value =
+            match serde_json::from_str(resource["manifest"].as_str().unwrap_or_default()) {
+                Ok(manifest) => manifest,
+                Err(error) => {
+                    fail(
+                        status,
+                        format!("step {index}: the manifest is not JSON: {error}"),
+                    );
+                    return Ok(());
+                }
+            };
         if let Err(error) = objects::apply(ctx.client, &manifest, &namespace).await {
             fail(
                 status,
@@ -136,9 +144,15 @@ async fn execute(ctx: &Context<'_>, plan: &DynamicObject, status: &mut Value) ->
         status["plan"][index]["status"] = "Created".into();
         if resource["kind"] == "CustomResourceDefinition" {
             let name = resource["name"].as_str().unwrap_or_default();
-            let established = crds.get_opt(name).await?.and_then(|c| c.status).and_then(|s| s.conditions).is_some_and(|c| {
-                c.iter().any(|c| c.type_ == "Established" && c.status == "True")
-            });
+            let established = crds
+                .get_opt(name)
+                .await?
+                .and_then(|c| c.status)
+                .and_then(|s| s.conditions)
+                .is_some_and(|c| {
+                    c.iter()
+                        .any(|c| c.type_ == "Established" && c.status == "True")
+                });
             if !established {
                 // Later steps wait for the API; the CRD's watch event wakes the next pass.
                 return Ok(());

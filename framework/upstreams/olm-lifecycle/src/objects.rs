@@ -58,7 +58,11 @@ pub(crate) fn install_plan() -> ApiResource {
 
 /// `ClusterServiceVersion` (v1alpha1).
 pub(crate) fn csv() -> ApiResource {
-    olm("v1alpha1", "ClusterServiceVersion", "clusterserviceversions")
+    olm(
+        "v1alpha1",
+        "ClusterServiceVersion",
+        "clusterserviceversions",
+    )
 }
 
 /// A namespaced API of a dynamic resource.
@@ -94,10 +98,19 @@ pub(crate) async fn apply(
     let kind = manifest["kind"].as_str().unwrap_or_default();
     let (api, _) = api_for(client, api_version, kind, namespace);
     let mut manifest = manifest.clone();
-    let name = manifest["metadata"]["name"].as_str().unwrap_or_default().to_string();
+    let name = manifest["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     if let Some(metadata) = manifest["metadata"].as_object_mut() {
         // What the server owns is not applied.
-        for field in ["resourceVersion", "uid", "creationTimestamp", "generation", "managedFields"] {
+        for field in [
+            "resourceVersion",
+            "uid",
+            "creationTimestamp",
+            "generation",
+            "managedFields",
+        ] {
             metadata.remove(field);
         }
         if CLUSTER_SCOPED.contains(&kind) {
@@ -145,10 +158,9 @@ pub(crate) fn status(object: &DynamicObject) -> Value {
 
 /// Now, as Kubernetes writes times (RFC 3339, seconds).
 pub(crate) fn now() -> String {
-    jiff::Timestamp::now().round(jiff::Unit::Second).map_or_else(
-        |_| jiff::Timestamp::now().to_string(),
-        |t| t.to_string(),
-    )
+    jiff::Timestamp::now()
+        .round(jiff::Unit::Second)
+        .map_or_else(|_| jiff::Timestamp::now().to_string(), |t| t.to_string())
 }
 
 /// How long ago an RFC 3339 time was (zero when unparsable or in the future).
@@ -195,8 +207,16 @@ mod tests {
     #[test]
     fn timestamps_alone_do_not_make_a_difference() {
         let old = json!({"phase": "Succeeded", "lastUpdated": "a"});
-        assert!(!differs(&old, &json!({"phase": "Succeeded", "lastUpdated": "b"}), &["lastUpdated"]));
-        assert!(differs(&old, &json!({"phase": "Failed", "lastUpdated": "a"}), &["lastUpdated"]));
+        assert!(!differs(
+            &old,
+            &json!({"phase": "Succeeded", "lastUpdated": "b"}),
+            &["lastUpdated"]
+        ));
+        assert!(differs(
+            &old,
+            &json!({"phase": "Failed", "lastUpdated": "a"}),
+            &["lastUpdated"]
+        ));
     }
 
     #[test]
@@ -207,7 +227,10 @@ mod tests {
 
     #[test]
     fn cluster_scoped_kinds_are_not_namespaced() {
-        assert_eq!(olm("v1", "OperatorGroup", "operatorgroups").api_version, "operators.coreos.com/v1");
+        assert_eq!(
+            olm("v1", "OperatorGroup", "operatorgroups").api_version,
+            "operators.coreos.com/v1"
+        );
         assert!(CLUSTER_SCOPED.contains(&"CustomResourceDefinition"));
         assert!(!CLUSTER_SCOPED.contains(&"Deployment"));
     }

@@ -118,12 +118,16 @@ pub(crate) fn resolve(
             namespace: request.source_namespace.clone(),
             name: request.source.clone(),
         })?;
-    let package = source.catalog.packages.get(&request.package).ok_or_else(|| {
-        Error::NotFound(format!(
-            "no package {} in catalog {}/{}",
-            request.package, source.namespace, source.name
-        ))
-    })?;
+    let package = source
+        .catalog
+        .packages
+        .get(&request.package)
+        .ok_or_else(|| {
+            Error::NotFound(format!(
+                "no package {} in catalog {}/{}",
+                request.package, source.namespace, source.name
+            ))
+        })?;
     let channel = request
         .channel
         .clone()
@@ -232,27 +236,35 @@ fn dependencies(
         })?;
         for gvk in &bundle.requires {
             let provided = installed.iter().any(|i| i.provides.contains(gvk))
-                || picked.iter().any(|p| {
-                    bundle_of(p, sources).is_some_and(|b| b.provides.contains(gvk))
-                });
+                || picked
+                    .iter()
+                    .any(|p| bundle_of(p, sources).is_some_and(|b| b.provides.contains(gvk)));
             if provided {
                 continue;
             }
-            let found = find(&pick, sources, |b| b.provides.contains(gvk), &picked, installed)
-                .ok_or_else(|| {
-                    Error::Unsatisfiable(format!(
-                        "bundle {} requires an operator providing an API with group: {}, \
+            let found = find(
+                &pick,
+                sources,
+                |b| b.provides.contains(gvk),
+                &picked,
+                installed,
+            )
+            .ok_or_else(|| {
+                Error::Unsatisfiable(format!(
+                    "bundle {} requires an operator providing an API with group: {}, \
                          version: {}, kind: {}, and no catalog has one",
-                        bundle.name, gvk.group, gvk.version, gvk.kind
-                    ))
-                })?;
+                    bundle.name, gvk.group, gvk.version, gvk.kind
+                ))
+            })?;
             picked.push(found);
         }
         for required in &bundle.requires_packages {
-            let in_range =
-                |v: Option<&semver::Version>| v.is_some_and(|v| catalog::in_range(&required.range, v));
+            let in_range = |v: Option<&semver::Version>| {
+                v.is_some_and(|v| catalog::in_range(&required.range, v))
+            };
             let met = installed.iter().any(|i| {
-                i.package.as_deref() == Some(required.package.as_str()) && in_range(i.version.as_ref())
+                i.package.as_deref() == Some(required.package.as_str())
+                    && in_range(i.version.as_ref())
             }) || picked.iter().any(|p| {
                 p.package == required.package
                     && in_range(bundle_of(p, sources).and_then(|b| b.version.as_ref()))
@@ -315,7 +327,8 @@ fn find(
             }
             let mut channels: Vec<(&String, &Vec<catalog::Entry>)> =
                 package.channels.iter().collect();
-            channels.sort_by_key(|(name, _)| Some(name.as_str()) != package.default_channel.as_deref());
+            channels
+                .sort_by_key(|(name, _)| Some(name.as_str()) != package.default_channel.as_deref());
             for (channel, entries) in channels {
                 let best = entries
                     .iter()
@@ -370,7 +383,10 @@ mod tests {
         }
     }
 
-    fn check(request: Request, installed: &[Installed]) -> Result<Option<(String, Vec<String>)>, Error> {
+    fn check(
+        request: Request,
+        installed: &[Installed],
+    ) -> Result<Option<(String, Vec<String>)>, Error> {
         let catalog = catalog();
         let sources = [Source {
             name: "cat".into(),
@@ -387,7 +403,10 @@ mod tests {
 
     #[test]
     fn a_new_subscription_gets_the_channel_head() {
-        assert_eq!(check(request("db", None), &[]), Ok(Some(("db.v2".into(), vec![]))));
+        assert_eq!(
+            check(request("db", None), &[]),
+            Ok(Some(("db.v2".into(), vec![])))
+        );
     }
 
     #[test]
@@ -399,7 +418,10 @@ mod tests {
 
     #[test]
     fn an_installed_csv_upgrades_along_replaces_then_stays() {
-        assert_eq!(check(request("db", Some("db.v1")), &[]), Ok(Some(("db.v2".into(), vec![]))));
+        assert_eq!(
+            check(request("db", Some("db.v1")), &[]),
+            Ok(Some(("db.v2".into(), vec![])))
+        );
         assert_eq!(check(request("db", Some("db.v2")), &[]), Ok(None));
     }
 
@@ -418,24 +440,40 @@ mod tests {
                 kind: "Database".into(),
             }],
         };
-        assert_eq!(check(request("app", None), &[db]), Ok(Some(("app.v1".into(), vec![]))));
+        assert_eq!(
+            check(request("app", None), &[db]),
+            Ok(Some(("app.v1".into(), vec![])))
+        );
     }
 
     #[test]
     fn an_unavailable_package_range_is_unsatisfiable() {
         let error = check(request("broken", None), &[]).expect_err("unsatisfiable");
-        assert!(error.to_string().contains("requires package db in range >=3.0.0"), "{error}");
+        assert!(
+            error
+                .to_string()
+                .contains("requires package db in range >=3.0.0"),
+            "{error}"
+        );
     }
 
     #[test]
     fn unknown_catalogs_and_packages_are_named() {
         let mut r = request("nope", None);
-        assert!(check(r, &[]).expect_err("no package").to_string().contains("no package nope"));
+        assert!(
+            check(r, &[])
+                .expect_err("no package")
+                .to_string()
+                .contains("no package nope")
+        );
         r = request("db", None);
         r.source = "other".into();
         assert_eq!(
             check(r, &[]),
-            Err(Error::NoCatalog { namespace: "olm".into(), name: "other".into() })
+            Err(Error::NoCatalog {
+                namespace: "olm".into(),
+                name: "other".into()
+            })
         );
     }
 }

@@ -27,13 +27,16 @@ pub(crate) async fn reconcile(ctx: &Context<'_>, catalogs: &Catalogs) -> Result<
         let mut status = old.clone();
         // A pending InstallPlan: wait for it.
         if let Some(plan_name) = old["installPlanRef"]["name"].as_str() {
-            let plan = ctx
-                .snapshot
-                .install_plans
-                .iter()
-                .find(|p| p.namespace().as_deref() == Some(&namespace) && p.name_any() == plan_name);
+            let plan = ctx.snapshot.install_plans.iter().find(|p| {
+                p.namespace().as_deref() == Some(&namespace) && p.name_any() == plan_name
+            });
             let phase = plan
-                .map(|p| objects::status(p)["phase"].as_str().unwrap_or_default().to_string())
+                .map(|p| {
+                    objects::status(p)["phase"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string()
+                })
                 .unwrap_or_default();
             match phase.as_str() {
                 "Complete" => {
@@ -102,7 +105,8 @@ pub(crate) async fn reconcile(ctx: &Context<'_>, catalogs: &Catalogs) -> Result<
                     let mut dependency_subs = Vec::new();
                     for dependency in &resolution.dependencies {
                         picks.push(dependency.clone());
-                        dependency_subs.push(subscribe(ctx, &namespace, dependency, approval).await?);
+                        dependency_subs
+                            .push(subscribe(ctx, &namespace, dependency, approval).await?);
                     }
                     picks.retain(|p| !csv_exists(ctx, &namespace, &p.bundle));
                     let plan = crate::installplans::create(
@@ -117,7 +121,9 @@ pub(crate) async fn reconcile(ctx: &Context<'_>, catalogs: &Catalogs) -> Result<
                         "resourceVersion": plan.resource_version(),
                         "uid": plan.uid(),
                     });
-                    for (dependency_sub, pick) in dependency_subs.iter().zip(&resolution.dependencies) {
+                    for (dependency_sub, pick) in
+                        dependency_subs.iter().zip(&resolution.dependencies)
+                    {
                         let old = objects::status(dependency_sub);
                         let mut status = old.clone();
                         pending(&mut status, &reference, &pick.bundle, generation);
@@ -147,8 +153,13 @@ fn pending(status: &mut Value, reference: &Value, csv: &str, generation: i64) {
 }
 
 fn plan_message(plan: Option<&DynamicObject>) -> String {
-    plan.map(|p| objects::status(p)["message"].as_str().unwrap_or_default().to_string())
-        .unwrap_or_default()
+    plan.map(|p| {
+        objects::status(p)["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    })
+    .unwrap_or_default()
 }
 
 /// Sets (`Some((reason, message))`, status `True`) or removes a condition.
@@ -161,7 +172,8 @@ fn set_condition(status: &mut Value, type_: &str, set: Option<(&str, String)>) {
         }
         (None, None) => {}
         (Some((reason, message)), index) => {
-            let mut condition = json!({"type": type_, "status": "True", "reason": reason, "message": message});
+            let mut condition =
+                json!({"type": type_, "status": "True", "reason": reason, "message": message});
             match index {
                 Some(index) => {
                     let old = &conditions[index];
@@ -185,7 +197,12 @@ fn set_condition(status: &mut Value, type_: &str, set: Option<(&str, String)>) {
 }
 
 /// Writes a Subscription's status when it changed.
-async fn write(ctx: &Context<'_>, sub: &DynamicObject, old: &Value, mut status: Value) -> Result<(), kube::Error> {
+async fn write(
+    ctx: &Context<'_>,
+    sub: &DynamicObject,
+    old: &Value,
+    mut status: Value,
+) -> Result<(), kube::Error> {
     if objects::differs(old, &status, &["lastUpdated"]) || old["lastUpdated"].is_null() {
         status["lastUpdated"] = objects::now().into();
         objects::patch_status(ctx.client, &objects::subscription(), sub, &status).await?;
@@ -229,8 +246,14 @@ fn installed(ctx: &Context<'_>, namespace: &str) -> Vec<Installed> {
                 let status = objects::status(s);
                 let name = csv.name_any();
                 (s.namespace().as_deref() == Some(namespace)
-                    && (status["installedCSV"] == name.as_str() || status["currentCSV"] == name.as_str()))
-                .then(|| s.data["spec"]["name"].as_str().unwrap_or_default().to_string())
+                    && (status["installedCSV"] == name.as_str()
+                        || status["currentCSV"] == name.as_str()))
+                .then(|| {
+                    s.data["spec"]["name"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string()
+                })
             });
             Installed {
                 package,
@@ -252,7 +275,8 @@ async fn subscribe(
 ) -> Result<DynamicObject, kube::Error> {
     let api = objects::api(ctx.client, &objects::subscription(), namespace);
     if let Some(existing) = ctx.snapshot.subscriptions.iter().find(|s| {
-        s.namespace().as_deref() == Some(namespace) && s.data["spec"]["name"] == pick.package.as_str()
+        s.namespace().as_deref() == Some(namespace)
+            && s.data["spec"]["name"] == pick.package.as_str()
     }) {
         return Ok(existing.clone());
     }
@@ -287,10 +311,18 @@ mod tests {
     #[test]
     fn conditions_are_set_kept_and_removed() {
         let mut status = json!({});
-        set_condition(&mut status, "ResolutionFailed", Some(("ConstraintsNotSatisfiable", "no".into())));
+        set_condition(
+            &mut status,
+            "ResolutionFailed",
+            Some(("ConstraintsNotSatisfiable", "no".into())),
+        );
         assert_eq!(status["conditions"][0]["status"], "True");
         let first = status["conditions"][0]["lastTransitionTime"].clone();
-        set_condition(&mut status, "ResolutionFailed", Some(("ConstraintsNotSatisfiable", "still".into())));
+        set_condition(
+            &mut status,
+            "ResolutionFailed",
+            Some(("ConstraintsNotSatisfiable", "still".into())),
+        );
         assert_eq!(status["conditions"][0]["lastTransitionTime"], first);
         assert_eq!(status["conditions"][0]["message"], "still");
         set_condition(&mut status, "ResolutionFailed", None);

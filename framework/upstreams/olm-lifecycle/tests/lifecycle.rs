@@ -11,7 +11,7 @@ use k8s_openapi::api::rbac::v1::{ClusterRole, Role};
 use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
 use mni_olm_lifecycle::{CATALOG_DIR_ANNOTATION, Lifecycle};
-use mni_testkit::{TestEnv, wait_for};
+use mni_testkit::TestEnv;
 use serde_json::{Value, json};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -37,7 +37,11 @@ fn api(client: &Client, kind: &str) -> Api<DynamicObject> {
         "OperatorGroup" => olm("v1", kind, "operatorgroups"),
         "Subscription" => olm("v1alpha1", kind, "subscriptions"),
         "InstallPlan" => olm("v1alpha1", kind, "installplans"),
-        _ => olm("v1alpha1", "ClusterServiceVersion", "clusterserviceversions"),
+        _ => olm(
+            "v1alpha1",
+            "ClusterServiceVersion",
+            "clusterserviceversions",
+        ),
     };
     Api::namespaced_with(client.clone(), NS, &resource)
 }
@@ -56,7 +60,9 @@ async fn env(install_timeout: Duration) -> anyhow::Result<TestEnv> {
 async fn create(client: &Client, manifest: Value) -> anyhow::Result<()> {
     let kind = manifest["kind"].as_str().unwrap_or_default().to_string();
     let object: DynamicObject = serde_json::from_value(manifest)?;
-    api(client, &kind).create(&PostParams::default(), &object).await?;
+    api(client, &kind)
+        .create(&PostParams::default(), &object)
+        .await?;
     Ok(())
 }
 
@@ -72,20 +78,26 @@ async fn catalog_and_group(client: &Client) -> anyhow::Result<()> {
 }
 
 async fn group(client: &Client) -> anyhow::Result<()> {
-    create(client, json!({
-        "apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
-        "metadata": {"name": "everything"}, "spec": {},
-    }))
+    create(
+        client,
+        json!({
+            "apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
+            "metadata": {"name": "everything"}, "spec": {},
+        }),
+    )
     .await
 }
 
 async fn subscribe(client: &Client, package: &str, approval: &str) -> anyhow::Result<()> {
-    create(client, json!({
-        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
-        "metadata": {"name": package},
-        "spec": {"name": package, "channel": "stable", "source": "demo", "sourceNamespace": NS,
-                 "installPlanApproval": approval},
-    }))
+    create(
+        client,
+        json!({
+            "apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
+            "metadata": {"name": package},
+            "spec": {"name": package, "channel": "stable", "source": "demo", "sourceNamespace": NS,
+                     "installPlanApproval": approval},
+        }),
+    )
     .await
 }
 
@@ -99,11 +111,39 @@ async fn wait(
     name: &str,
     check: impl Fn(&Value) -> bool,
 ) -> anyhow::Result<DynamicObject> {
-    Ok(wait_for(&api(client, kind), name, |o| check(status(o)), TIMEOUT).await?)
+    let api = api(client, kind);
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
+    loop {
+        let current = api.get_opt(name).await?;
+        if let Some(object) = current.as_ref().filter(|o| check(status(o))) {
+            return Ok(object.clone());
+        }
+        if tokio::time::Instant::now() >= deadline {
+            anyhow::bail!(
+                "{kind} {name} did not get there in {TIMEOUT:?}; last seen: {current:#?}"
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn wait_gone(client: &Client, kind: &str, name: &str) -> anyhow::Result<()> {
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
+    while api(client, kind).get_opt(name).await?.is_some() {
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "{kind} {name} is still there"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Ok(())
 }
 
 async fn wait_phase(client: &Client, csv: &str, phase: &str) -> anyhow::Result<DynamicObject> {
-    wait(client, "ClusterServiceVersion", csv, |s| s["phase"] == phase).await
+    wait(client, "ClusterServiceVersion", csv, |s| {
+        s["phase"] == phase
+    })
+    .await
 }
 
 #[tokio::test]
@@ -116,7 +156,10 @@ async fn an_automatic_subscription_installs_the_channel_head() -> anyhow::Result
     })
     .await?;
     assert!(status(&source)["connectionState"]["lastConnect"].is_string());
-    let group = wait(&client, "OperatorGroup", "everything", |s| s["namespaces"].is_array()).await?;
+    let group = wait(&client, "OperatorGroup", "everything", |s| {
+        s["namespaces"].is_array()
+    })
+    .await?;
     assert_eq!(status(&group)["namespaces"], json!([""]));
 
     subscribe(&client, "demo-db", "Automatic").await?;
@@ -128,18 +171,29 @@ async fn an_automatic_subscription_installs_the_channel_head() -> anyhow::Result
         .iter()
         .filter_map(|c| c["phase"].as_str())
         .collect();
-    assert_eq!(phases, ["Pending", "InstallReady", "Installing", "Succeeded"]);
+    assert_eq!(
+        phases,
+        ["Pending", "InstallReady", "Installing", "Succeeded"]
+    );
     assert_eq!(status(&csv)["requirementStatus"][0]["status"], "Present");
 
-    let sub = wait(&client, "Subscription", "demo-db", |s| s["state"] == "AtLatestKnown").await?;
+    let sub = wait(&client, "Subscription", "demo-db", |s| {
+        s["state"] == "AtLatestKnown"
+    })
+    .await?;
     let sub_status = status(&sub);
     assert_eq!(sub_status["installedCSV"], "demo-db.v0.2.0");
     assert_eq!(sub_status["currentCSV"], "demo-db.v0.2.0");
     assert_eq!(sub_status["installPlanGeneration"], 1);
-    let plan_name = sub_status["installPlanRef"]["name"].as_str().expect("plan ref");
+    let plan_name = sub_status["installPlanRef"]["name"]
+        .as_str()
+        .expect("plan ref");
     let plan = api(&client, "InstallPlan").get(plan_name).await?;
     assert_eq!(status(&plan)["phase"], "Complete");
-    assert_eq!(plan.data["spec"]["clusterServiceVersionNames"], json!(["demo-db.v0.2.0"]));
+    assert_eq!(
+        plan.data["spec"]["clusterServiceVersionNames"],
+        json!(["demo-db.v0.2.0"])
+    );
     let kinds: Vec<&str> = status(&plan)["plan"]
         .as_array()
         .expect("steps")
@@ -157,9 +211,15 @@ async fn an_automatic_subscription_installs_the_channel_head() -> anyhow::Result
     assert_eq!(labels["olm.owner.kind"], "ClusterServiceVersion");
     assert_eq!(labels["olm.owner.namespace"], NS);
     assert_eq!(deployment.owner_references()[0].uid, csv.uid().unwrap());
-    Api::<ServiceAccount>::namespaced(client.clone(), NS).get("demo-db-operator").await?;
-    Api::<Role>::namespaced(client.clone(), NS).get("demo-db.v0.2.0-0").await?;
-    Api::<ClusterRole>::all(client.clone()).get("demo-db.v0.2.0-default-0").await?;
+    Api::<ServiceAccount>::namespaced(client.clone(), NS)
+        .get("demo-db-operator")
+        .await?;
+    Api::<Role>::namespaced(client.clone(), NS)
+        .get("demo-db.v0.2.0-0")
+        .await?;
+    Api::<ClusterRole>::all(client.clone())
+        .get("demo-db.v0.2.0-default-0")
+        .await?;
     Ok(())
 }
 
@@ -171,12 +231,18 @@ async fn a_required_api_is_installed_through_a_dependency_subscription() -> anyh
     subscribe(&client, "demo-app", "Automatic").await?;
     wait_phase(&client, "demo-app.v0.1.0", "Succeeded").await?;
     wait_phase(&client, "demo-db.v0.2.0", "Succeeded").await?;
-    let dependency = wait(&client, "Subscription", "demo-db-stable-demo-default", |s| {
-        s["installedCSV"] == "demo-db.v0.2.0"
-    })
+    let dependency = wait(
+        &client,
+        "Subscription",
+        "demo-db-stable-demo-default",
+        |s| s["installedCSV"] == "demo-db.v0.2.0",
+    )
     .await?;
     assert_eq!(dependency.data["spec"]["name"], "demo-db");
-    let app = wait(&client, "Subscription", "demo-app", |s| s["state"] == "AtLatestKnown").await?;
+    let app = wait(&client, "Subscription", "demo-app", |s| {
+        s["state"] == "AtLatestKnown"
+    })
+    .await?;
     assert_eq!(
         status(&app)["installPlanRef"]["name"],
         status(&dependency)["installPlanRef"]["name"],
@@ -192,16 +258,33 @@ async fn an_unresolvable_dependency_fails_resolution_and_installs_nothing() -> a
     catalog_and_group(&client).await?;
     subscribe(&client, "demo-orphan", "Automatic").await?;
     let sub = wait(&client, "Subscription", "demo-orphan", |s| {
-        s["conditions"].as_array().is_some_and(|c| c.iter().any(|c| c["type"] == "ResolutionFailed"))
+        s["conditions"]
+            .as_array()
+            .is_some_and(|c| c.iter().any(|c| c["type"] == "ResolutionFailed"))
     })
     .await?;
     let condition = &status(&sub)["conditions"][0];
     assert_eq!(condition["status"], "True");
     let message = condition["message"].as_str().unwrap_or_default();
-    assert!(message.contains("demo-orphan.v0.1.0") && message.contains("missing.mni.dev"), "{message}");
+    assert!(
+        message.contains("demo-orphan.v0.1.0") && message.contains("missing.mni.dev"),
+        "{message}"
+    );
     tokio::time::sleep(Duration::from_secs(1)).await;
-    assert!(api(&client, "InstallPlan").list(&Default::default()).await?.items.is_empty());
-    assert!(api(&client, "ClusterServiceVersion").list(&Default::default()).await?.items.is_empty());
+    assert!(
+        api(&client, "InstallPlan")
+            .list(&Default::default())
+            .await?
+            .items
+            .is_empty()
+    );
+    assert!(
+        api(&client, "ClusterServiceVersion")
+            .list(&Default::default())
+            .await?
+            .items
+            .is_empty()
+    );
     Ok(())
 }
 
@@ -211,18 +294,42 @@ async fn a_manual_install_plan_waits_for_approval() -> anyhow::Result<()> {
     let client = env.client();
     catalog_and_group(&client).await?;
     subscribe(&client, "demo-db", "Manual").await?;
-    let sub = wait(&client, "Subscription", "demo-db", |s| s["installPlanRef"]["name"].is_string()).await?;
-    let plan_name = status(&sub)["installPlanRef"]["name"].as_str().unwrap_or_default().to_string();
-    let plan = wait(&client, "InstallPlan", &plan_name, |s| s["phase"] == "RequiresApproval").await?;
+    let sub = wait(&client, "Subscription", "demo-db", |s| {
+        s["installPlanRef"]["name"].is_string()
+    })
+    .await?;
+    let plan_name = status(&sub)["installPlanRef"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let plan = wait(&client, "InstallPlan", &plan_name, |s| {
+        s["phase"] == "RequiresApproval"
+    })
+    .await?;
     assert_eq!(plan.data["spec"]["approved"], false);
     tokio::time::sleep(Duration::from_secs(1)).await;
-    assert!(api(&client, "ClusterServiceVersion").get_opt("demo-db.v0.2.0").await?.is_none());
-    assert_eq!(status(&api(&client, "Subscription").get("demo-db").await?)["state"], "UpgradePending");
+    assert!(
+        api(&client, "ClusterServiceVersion")
+            .get_opt("demo-db.v0.2.0")
+            .await?
+            .is_none()
+    );
+    assert_eq!(
+        status(&api(&client, "Subscription").get("demo-db").await?)["state"],
+        "UpgradePending"
+    );
 
     api(&client, "InstallPlan")
-        .patch(&plan_name, &PatchParams::default(), &Patch::Merge(json!({"spec": {"approved": true}})))
+        .patch(
+            &plan_name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"approved": true}})),
+        )
         .await?;
-    wait(&client, "InstallPlan", &plan_name, |s| s["phase"] == "Complete").await?;
+    wait(&client, "InstallPlan", &plan_name, |s| {
+        s["phase"] == "Complete"
+    })
+    .await?;
     wait_phase(&client, "demo-db.v0.2.0", "Succeeded").await?;
     Ok(())
 }
@@ -238,16 +345,22 @@ async fn an_upgrade_follows_replaces_and_keeps_custom_resources() -> anyhow::Res
         "data": {"catalog.yaml": before},
     }))?;
     maps.create(&PostParams::default(), &map).await?;
-    create(&client, json!({
-        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-        "metadata": {"name": "demo"},
-        "spec": {"sourceType": "configmap", "configMap": "demo-catalog"},
-    }))
+    create(
+        &client,
+        json!({
+            "apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+            "metadata": {"name": "demo"},
+            "spec": {"sourceType": "configmap", "configMap": "demo-catalog"},
+        }),
+    )
     .await?;
     group(&client).await?;
     subscribe(&client, "demo-db", "Automatic").await?;
     wait_phase(&client, "demo-db.v0.1.0", "Succeeded").await?;
-    wait(&client, "Subscription", "demo-db", |s| s["state"] == "AtLatestKnown").await?;
+    wait(&client, "Subscription", "demo-db", |s| {
+        s["state"] == "AtLatestKnown"
+    })
+    .await?;
 
     // A custom resource of the owned CRD.
     let databases = Api::<DynamicObject>::namespaced_with(
@@ -269,19 +382,27 @@ async fn an_upgrade_follows_replaces_and_keeps_custom_resources() -> anyhow::Res
 
     // The catalog gains v0.2.0.
     let full = std::fs::read_to_string(fixture("catalog/index.yaml"))?;
-    maps.patch("demo-catalog", &PatchParams::default(), &Patch::Merge(json!({"data": {"catalog.yaml": full}})))
-        .await?;
+    maps.patch(
+        "demo-catalog",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"data": {"catalog.yaml": full}})),
+    )
+    .await?;
     let csv = wait_phase(&client, "demo-db.v0.2.0", "Succeeded").await?;
     let sub = wait(&client, "Subscription", "demo-db", |s| {
         s["installedCSV"] == "demo-db.v0.2.0" && s["state"] == "AtLatestKnown"
     })
     .await?;
     assert_eq!(status(&sub)["installPlanGeneration"], 2);
-    mni_testkit::wait_deleted(&api(&client, "ClusterServiceVersion"), "demo-db.v0.1.0", TIMEOUT).await?;
-    let deployment = Api::<Deployment>::namespaced(client.clone(), NS).get("demo-db-operator").await?;
+    wait_gone(&client, "ClusterServiceVersion", "demo-db.v0.1.0").await?;
+    let deployment = Api::<Deployment>::namespaced(client.clone(), NS)
+        .get("demo-db-operator")
+        .await?;
     assert_eq!(deployment.labels()["olm.owner"], "demo-db.v0.2.0");
     assert_eq!(deployment.owner_references()[0].uid, csv.uid().unwrap());
-    let image = deployment.spec.unwrap().template.spec.unwrap().containers[0].image.clone();
+    let image = deployment.spec.template.spec.unwrap().containers[0]
+        .image
+        .clone();
     assert_eq!(image.as_deref(), Some("example.com/demo-db-operator:0.2.0"));
     assert_eq!(databases.get("orders").await?.data["spec"]["size"], "small");
     Ok(())
@@ -311,9 +432,22 @@ async fn a_bundle_without_its_owned_crd_reports_requirements_not_met() -> anyhow
     .await?;
     let status = status(&csv);
     assert_eq!(status["phase"], "Pending");
-    assert!(status["message"].as_str().unwrap_or_default().contains("gadgets.demo.mni.dev"));
-    assert_eq!(status["requirementStatus"][0]["name"], "gadgets.demo.mni.dev");
+    assert!(
+        status["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("gadgets.demo.mni.dev")
+    );
+    assert_eq!(
+        status["requirementStatus"][0]["name"],
+        "gadgets.demo.mni.dev"
+    );
     assert_eq!(status["requirementStatus"][0]["status"], "NotPresent");
-    assert!(Api::<Deployment>::namespaced(client, NS).get_opt("demo-nocrd-operator").await?.is_none());
+    assert!(
+        Api::<Deployment>::namespaced(client, NS)
+            .get_opt("demo-nocrd-operator")
+            .await?
+            .is_none()
+    );
     Ok(())
 }
