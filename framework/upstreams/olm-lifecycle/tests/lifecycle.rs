@@ -451,3 +451,41 @@ async fn a_bundle_without_its_owned_crd_reports_requirements_not_met() -> anyhow
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn a_csv_without_an_operator_group_fails() -> anyhow::Result<()> {
+    let env = env(TIMEOUT).await?;
+    let client = env.client();
+    create(&client, json!({
+        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+        "metadata": {"name": "demo", "annotations": {CATALOG_DIR_ANNOTATION: fixture("catalog")}},
+        "spec": {"sourceType": "grpc"},
+    }))
+    .await?;
+    subscribe(&client, "demo-db", "Automatic").await?;
+    let csv = wait_phase(&client, "demo-db.v0.2.0", "Failed").await?;
+    assert_eq!(status(&csv)["reason"], "NoOperatorGroup");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_grpc_catalog_without_a_directory_is_not_ready_and_says_why() -> anyhow::Result<()> {
+    let env = env(TIMEOUT).await?;
+    let client = env.client();
+    create(
+        &client,
+        json!({
+            "apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+            "metadata": {"name": "remote"},
+            "spec": {"sourceType": "grpc", "image": "quay.io/example/catalog:latest"},
+        }),
+    )
+    .await?;
+    let source = wait(&client, "CatalogSource", "remote", |s| {
+        s["connectionState"]["lastObservedState"] == "TRANSIENT_FAILURE"
+    })
+    .await?;
+    let message = status(&source)["message"].as_str().unwrap_or_default();
+    assert!(message.contains(CATALOG_DIR_ANNOTATION), "{message}");
+    Ok(())
+}
