@@ -24,7 +24,7 @@ pub(crate) async fn create(
     catalogs: &Catalogs,
     approval: &str,
     generation: i64,
-    owner: &DynamicObject,
+    owners: &[&DynamicObject],
 ) -> Result<DynamicObject, kube::Error> {
     let mut steps = Vec::new();
     for pick in picks {
@@ -64,7 +64,11 @@ pub(crate) async fn create(
         "metadata": {
             "generateName": "install-",
             "namespace": namespace,
-            "ownerReferences": [objects::owner_reference(owner, &objects::subscription())],
+            // Owned by every Subscription it serves, as OLM's plans are.
+            "ownerReferences": owners
+                .iter()
+                .map(|o| objects::owner_reference(o, &objects::subscription()))
+                .collect::<Vec<_>>(),
         },
         "spec": {
             "clusterServiceVersionNames": picks.iter().map(|p| p.bundle.clone()).collect::<Vec<_>>(),

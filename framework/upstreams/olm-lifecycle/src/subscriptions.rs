@@ -109,8 +109,10 @@ pub(crate) async fn reconcile(ctx: &Context<'_>, catalogs: &Catalogs) -> Result<
                             .push(subscribe(ctx, &namespace, dependency, approval).await?);
                     }
                     picks.retain(|p| !csv_exists(ctx, &namespace, &p.bundle));
+                    let mut owners = vec![sub];
+                    owners.extend(dependency_subs.iter());
                     let plan = crate::installplans::create(
-                        ctx, &namespace, &picks, catalogs, approval, generation, sub,
+                        ctx, &namespace, &picks, catalogs, approval, generation, &owners,
                     )
                     .await?;
                     let reference = json!({

@@ -248,6 +248,15 @@ async fn a_required_api_is_installed_through_a_dependency_subscription() -> anyh
         status(&dependency)["installPlanRef"]["name"],
         "one InstallPlan serves both"
     );
+    let plan_name = status(&app)["installPlanRef"]["name"]
+        .as_str()
+        .unwrap_or_default();
+    let plan = api(&client, "InstallPlan").get(plan_name).await?;
+    assert_eq!(
+        plan.owner_references().len(),
+        2,
+        "owned by both Subscriptions"
+    );
     Ok(())
 }
 
