@@ -8,7 +8,8 @@
 //! processes and the API server serves their logs) or `--runtime podman` (the same agent runs
 //! them as OCI containers with podman and runc). With `--simulate-upstream`, fake controllers
 //! of upstream projects (`kube-ovn`: `mni_kubeovn::simulator`; `kubevirt`:
-//! `mni_kubevirt::simulator`; `metal3`: `mni_metal3::simulator`).
+//! `mni_kubevirt::simulator`; `metal3`: `mni_metal3::simulator`). With `--olm`, the Operator
+//! Lifecycle Manager's catalog-operator and olm-operator (`mni_olm_lifecycle`).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -73,6 +74,13 @@ struct UpArgs {
     /// image is written.
     #[arg(long, value_enum, value_delimiter = ',', value_name = "UPSTREAM")]
     simulate_upstream: Vec<Upstream>,
+    /// Also run OLM's catalog-operator and olm-operator (`mni_olm_lifecycle`): installs
+    /// OLM's operators.coreos.com CRDs unchanged, serves CatalogSources from file-based
+    /// catalogs (`sourceType: configmap`, or the `olm.mni.dev/catalog-dir` annotation naming
+    /// a directory on this host), resolves Subscriptions into InstallPlans and installs
+    /// ClusterServiceVersions (RBAC, Deployments) and their upgrades.
+    #[arg(long)]
+    olm: bool,
     /// How pods run. `simulated`: they are given the status of running containers and run
     /// nothing (fast, for tests). `process`: the node agent (`mni-node`) runs each container
     /// as a host process, with an address of its own in 127.1.0.0/16, probes, restarts and
@@ -160,7 +168,7 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         .context("starting the control plane")?;
     // The simulators are in this process: they reach the server through its loopback client
     // (no TLS or sockets), as kube-apiserver's own controllers do.
-    let client = if args.no_simulate && args.simulate_upstream.is_empty() {
+    let client = if args.no_simulate && args.simulate_upstream.is_empty() && !args.olm {
         None
     } else {
         Some(server.loopback_client())
@@ -192,6 +200,12 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
                 .await
                 .context("installing the Metal3 CRDs")?,
         }
+    }
+    if let Some(client) = client.clone().filter(|_| args.olm) {
+        mni_olm_lifecycle::Lifecycle::new(client)
+            .install_crds()
+            .await
+            .context("installing the OLM CRDs")?;
     }
     let kubeconfig = args
         .kubeconfig
@@ -294,6 +308,18 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
             };
             if let Err(e) = result {
                 tracing::error!(error = %e, ?upstream, "upstream simulator stopped");
+            }
+        }));
+    }
+    if let Some(client) = client.clone().filter(|_| args.olm) {
+        let mut stop = stop_rx.clone();
+        simulators.push(tokio::spawn(async move {
+            let shutdown = async move {
+                let _ = stop.wait_for(|s| *s).await;
+            };
+            let olm = mni_olm_lifecycle::Lifecycle::new(client).with_crd_install(false);
+            if let Err(e) = olm.run(shutdown).await {
+                tracing::error!(error = %e, "OLM controllers stopped");
             }
         }));
     }

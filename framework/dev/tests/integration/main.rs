@@ -6,6 +6,7 @@ mod support;
 mod book;
 mod kubectl;
 mod kubectl_cheatsheet;
+mod olm;
 mod podman_runtime;
 mod process_runtime;
 mod python_client;
