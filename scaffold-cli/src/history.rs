@@ -2,7 +2,7 @@
 //! order, as the arguments `mni-scaffold` takes, and its replay.
 //!
 //! Each `init`, `new service`, `create api`, `create webhook` and `edit` appends one command to the history in the
-//! same atomic commit as its files ([`record`]): the values it resolved (the domain and project
+//! same atomic commit as its files (`record`): the values it resolved (the domain and project
 //! name an `init` defaulted, every `create api` flag) and the plugin flags given, without the
 //! flags that only steer one run (`-C`, `--dry-run`, `--force`, `--plugin-timeout`). Replaying
 //! the history into an empty directory ([`History::replay`]) scaffolds the project again as it
