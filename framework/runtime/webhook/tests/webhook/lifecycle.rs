@@ -1,5 +1,7 @@
 //! Graceful shutdown: once asked to stop, the server accepts no new connection and the
-//! request in flight still gets its answer before `shutdown` returns.
+//! request in flight still gets its answer before `shutdown` returns. And the server as one of
+//! the manager's runnables (`WebhookServerBuilder::add_to`): started and stopped with it, its
+//! readiness and metrics the manager's, a failure to start the manager's failure.
 
 use std::{net::SocketAddr, sync::Arc};
 
@@ -8,7 +10,7 @@ use mni_webhook::{Denial, Request, Validator, Warnings, WebhookServer};
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
-use crate::support::{Ca, wait_for};
+use crate::support::{Ca, api_server, http_get, wait_for};
 
 /// Says when a request arrived, answers when released.
 struct Held {
@@ -74,4 +76,96 @@ async fn shutdown_lets_the_request_in_flight_finish() {
         .await
         .expect("shutdown task")
         .expect("stops gracefully");
+}
+
+/// A port nothing listens on now (the kernel's choice, released at once).
+fn free_port() -> SocketAddr {
+    std::net::TcpListener::bind(("127.0.0.1", 0))
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+}
+
+#[tokio::test]
+async fn add_to_runs_the_server_as_one_of_the_managers_runnables() {
+    let (_server, client) = api_server().await;
+    let ca = Ca::new();
+    let dir = tempfile::tempdir().expect("tempdir");
+    ca.write_serving_cert(dir.path());
+    let address = free_port();
+    let loopback = Some(SocketAddr::from(([127, 0, 0, 1], 0)));
+    let running = WebhookServer::builder()
+        .with_validator(Held {
+            entered: Arc::new(Notify::new()),
+            release: Arc::new(Notify::new()),
+        })
+        .with_cert_dir(dir.path())
+        .with_bind_address(address)
+        .add_to(
+            mni_operator::Manager::builder(client.clone())
+                .with_signal_handling(false)
+                .with_metrics_address(loopback)
+                .with_health_probe_address(loopback),
+        )
+        .build()
+        .start()
+        .await
+        .expect("manager starts");
+
+    // Ready once the server listens, which the manager started without being asked.
+    let health = running.health_probe_address().expect("probe address");
+    wait_for("readyz", || async {
+        (http_get(health, "/readyz").await.0 == 200).then_some(())
+    })
+    .await;
+    // A request reaches the server and is counted in the manager's metrics (a DELETE: `Held`
+    // holds only creates, so it is allowed at once).
+    let review = serde_json::to_vec(&json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {"uid": "counted", "operation": "DELETE",
+            "oldObject": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}},
+    }))
+    .expect("review");
+    let (code, body) = ca.post(address, "/validate--v1-configmap", review).await;
+    assert_eq!(code, 200, "{body}");
+    let metrics = running.metrics_address().expect("metrics address");
+    let (code, exposition) = http_get(metrics, "/metrics").await;
+    assert_eq!(code, 200);
+    assert!(
+        exposition.lines().any(|line| line
+            .starts_with("controller_runtime_webhook_requests_total{")
+            && line.contains("webhook=\"/validate--v1-configmap\"")
+            && line.contains("code=\"200\"")
+            && line.ends_with(" 1")),
+        "{exposition}"
+    );
+
+    // Stopped with the manager: the port is free again.
+    running.shutdown().await.expect("graceful shutdown");
+    tokio::net::TcpListener::bind(address)
+        .await
+        .expect("the webhook server released its port");
+
+    // Without its certificate the server cannot start, and the manager stops with that error.
+    let empty = tempfile::tempdir().expect("tempdir");
+    let running = WebhookServer::builder()
+        .with_validator(Held {
+            entered: Arc::new(Notify::new()),
+            release: Arc::new(Notify::new()),
+        })
+        .with_cert_dir(empty.path())
+        .with_bind_address(free_port())
+        .add_to(mni_operator::Manager::builder(client).for_tests())
+        .build()
+        .start()
+        .await
+        .expect("manager starts");
+    let error = running
+        .wait()
+        .await
+        .expect_err("the server's failure stops the manager");
+    assert!(
+        matches!(&error, mni_operator::Error::Runnable { name, .. } if name == "webhook server"),
+        "{error:?}"
+    );
 }

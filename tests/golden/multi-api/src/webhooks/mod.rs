@@ -7,9 +7,7 @@
 //! controllers in `src/main.rs`. The Kubernetes side is under `config/webhook/` (the webhook
 //! configurations and their Service) and `config/certmanager/` (the serving certificate).
 
-use std::sync::Arc;
-
-use mni_operator::{ManagerBuilder, Metrics};
+use mni_operator::ManagerBuilder;
 use mni_webhook::{WebhookServer, WebhookServerBuilder};
 
 // +mni:fragment:webhook-modules:ships_v1_harbor
@@ -38,30 +36,13 @@ pub fn server() -> WebhookServerBuilder {
 
 /// Adds the webhook server to `manager`, as controller-runtime's manager runs its webhook
 /// server: requests are counted in the manager's `/metrics`, `/readyz` fails until the server
-/// listens, and the server is started now, beside the controllers. A server that cannot start
-/// (no certificate) ends the process with an error. With `ENABLE_WEBHOOKS=false` (to run the
-/// operator outside the cluster, as Kubebuilder's `make run` does) nothing is added.
+/// listens, and the server is one of the manager's runnables — started before the controllers,
+/// stopped gracefully with them. A server that cannot start (no certificate, port taken) stops
+/// the manager with an error. With `ENABLE_WEBHOOKS=false` (to run the operator outside the
+/// cluster, as Kubebuilder's `make run` does) nothing is added.
 pub fn register(manager: ManagerBuilder) -> ManagerBuilder {
     if std::env::var("ENABLE_WEBHOOKS").is_ok_and(|v| v == "false") {
         return manager;
     }
-    let metrics = Arc::new(Metrics::new());
-    let server = server().with_metrics(&metrics);
-    let manager = manager
-        .with_metrics(metrics)
-        .with_readyz_check("webhook", server.started_checker());
-    tokio::spawn(async move {
-        match server.start().await {
-            // Serve until the process ends.
-            Ok(running) => {
-                std::future::pending::<()>().await;
-                drop(running);
-            }
-            Err(e) => {
-                eprintln!("error: the webhook server did not start: {e}");
-                std::process::exit(1);
-            }
-        }
-    });
-    manager
+    server().add_to(manager)
 }
