@@ -152,6 +152,10 @@ pub struct OlmCatalogArgs {
     /// The registry bundle images are named in: `<registry>/<package>-bundle:v<version>`.
     #[arg(long, default_value = mni_plugin_olm::DEFAULT_REGISTRY, value_name = "REGISTRY")]
     pub registry: String,
+    /// Check the catalog only as `opm validate` does (leave out mNi's `[mni]` checks, e.g. to
+    /// catalog a bundle whose `replaces` names a bundle not given).
+    #[arg(long)]
+    pub opm_rules_only: bool,
 }
 
 /// `olm validate` flags.

@@ -64,7 +64,8 @@ pub fn run(command: &OlmCommand, global: &GlobalArgs, out: &mut dyn Write) -> Re
         }
         OlmCommand::Catalog(args) => {
             let bundles: Vec<PathBuf> = args.bundles.iter().map(|b| under(&cwd, b)).collect();
-            let catalog = mni_plugin_olm::build_catalog(&bundles, &args.registry)?;
+            let catalog =
+                mni_plugin_olm::build_catalog(&bundles, &args.registry, args.opm_rules_only)?;
             mni_plugin_olm::write_catalog(&catalog, &under(&cwd, &args.output))?;
             writeln!(
                 out,

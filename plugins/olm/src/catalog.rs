@@ -22,7 +22,14 @@ use crate::BundleError;
 pub const DEFAULT_REGISTRY: &str = "ghcr.io/mni-cloud";
 
 /// Builds a catalog from `bundles`; each bundle's image is `<registry>/<package>-bundle:v<version>`.
-pub fn build_catalog(bundles: &[PathBuf], registry: &str) -> Result<Catalog, BundleError> {
+/// The catalog is validated before it is returned; with `opm_rules_only`, only by the rules
+/// `opm validate` applies (so bundles whose `replaces` edge leaves the catalog, as upstream
+/// bundles taken one at a time do, still make one).
+pub fn build_catalog(
+    bundles: &[PathBuf],
+    registry: &str,
+    opm_rules_only: bool,
+) -> Result<Catalog, BundleError> {
     let mut read = Vec::new();
     for dir in bundles {
         let bundle = BundleDir::read(dir)?;
@@ -67,7 +74,10 @@ pub fn build_catalog(bundles: &[PathBuf], registry: &str) -> Result<Catalog, Bun
     }
     catalog.packages = packages.into_values().collect();
     catalog.channels = channels.into_values().collect();
-    validate(&catalog, &ValidateOptions::default())?;
+    validate(
+        &catalog,
+        &ValidateOptions::default().with_opm_rules_only(opm_rules_only),
+    )?;
     Ok(catalog)
 }
 

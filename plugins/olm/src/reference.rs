@@ -61,6 +61,6 @@ pub fn regenerate(repo: &Path, out: &Path) -> Result<(), BundleError> {
         fs::remove_dir_all(&generated).map_err(io(&generated))?;
         bundles.push(dir);
     }
-    let catalog = build_catalog(&bundles, DEFAULT_REGISTRY)?;
+    let catalog = build_catalog(&bundles, DEFAULT_REGISTRY, false)?;
     write_catalog(&catalog, &out.join("catalog"))
 }

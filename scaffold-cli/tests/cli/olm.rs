@@ -156,6 +156,32 @@ fn a_catalog_of_two_versions_validates() {
     assert!(text.contains("type: olm.bundle.object"), "{text}");
     assert!(text.contains("type: olm.gvk"), "{text}");
     p.run(&["olm", "validate", "catalog"]).ok();
+
+    // The newer bundle alone replaces one not given: mNi refuses the catalog and writes
+    // nothing; with opm's rules only (which tolerate that edge at a channel's tail) it is built.
+    let before = p.tree();
+    p.run(&["olm", "catalog", "bundles/0.2.0", "-o", "newest"])
+        .fails(
+            2,
+            &["replaces \"demo.v0.1.0\", which is not in the catalog"],
+        );
+    assert_eq!(p.tree(), before);
+    let out = p
+        .run(&[
+            "olm",
+            "catalog",
+            "--opm-rules-only",
+            "bundles/0.2.0",
+            "-o",
+            "newest",
+        ])
+        .ok();
+    assert!(
+        out.contains("1 package(s), 1 channel(s), 1 bundle(s)"),
+        "{out}"
+    );
+    p.run(&["olm", "validate", "--opm-rules-only", "newest"])
+        .ok();
 }
 
 /// Writes a one-package catalog whose channel is `entries` (YAML), with bundles `versions`.
