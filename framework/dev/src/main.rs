@@ -9,13 +9,18 @@
 //! them as OCI containers with podman and runc). With `--simulate-upstream`, fake controllers
 //! of upstream projects (`kube-ovn`: `mni_kubeovn::simulator`; `kubevirt`:
 //! `mni_kubevirt::simulator`; `metal3`: `mni_metal3::simulator`). With `--olm`, the Operator
-//! Lifecycle Manager's catalog-operator and olm-operator (`mni_olm_lifecycle`).
+//! Lifecycle Manager's catalog-operator and olm-operator (`mni_olm_lifecycle`). With
+//! `--with vpc,vm,baremetal`, all of that at once for the chosen reference services: OLM, the
+//! built-in catalog, a Subscription each, their upstream simulators, and a wait until every
+//! ClusterServiceVersion has `Succeeded` (the `with` module).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
+
+mod with;
 
 /// mimalloc rather than the system allocator: serving the API builds and drops JSON trees all
 /// the time, and glibc's malloc took a third of mni-dev's CPU in the 1,000-service bench.
@@ -81,6 +86,24 @@ struct UpArgs {
     /// ClusterServiceVersions (RBAC, Deployments) and their upgrades.
     #[arg(long)]
     olm: bool,
+    /// Install these services through OLM and wait for them (comma-separated: `vpc`, `vm`,
+    /// `baremetal`, the catalog's packages without their `mni-` prefix). Implies `--olm` and
+    /// the upstream simulators the services drive (vpc: kube-ovn; vm: kubevirt and kube-ovn;
+    /// baremetal: metal3). Creates the namespaces `olm` and `operators`, the CatalogSource
+    /// `olm/mni-services` on the catalog, the OperatorGroup `operators/global-operators` and
+    /// one Subscription per service (its default channel, automatic approval); dependencies
+    /// come through OLM's resolver (`vm` brings `mni-vpc`). Prints each CSV once every one has
+    /// `Succeeded`, the time taken, and where the web UIs are; exits with an error naming the
+    /// CSV and its reason if one fails.
+    #[arg(long, value_delimiter = ',', value_name = "SERVICE")]
+    with: Option<Vec<String>>,
+    /// The file-based catalog `--with` installs from (default: the reference services'
+    /// catalog built into this binary, `services/catalog/catalog`, written to DATA_DIR/catalog).
+    #[arg(long, value_name = "DIR", requires = "with")]
+    catalog: Option<PathBuf>,
+    /// How long `--with` waits for every ClusterServiceVersion to succeed, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 120, requires = "with")]
+    with_timeout: u64,
     /// How pods run. `simulated`: they are given the status of running containers and run
     /// nothing (fast, for tests). `process`: the node agent (`mni-node`) runs each container
     /// as a host process, with an address of its own in 127.1.0.0/16, probes, restarts and
@@ -117,7 +140,7 @@ enum Upstream {
     Metal3,
 }
 
-async fn up(args: UpArgs) -> anyhow::Result<()> {
+async fn up(mut args: UpArgs, started: std::time::Instant) -> anyhow::Result<()> {
     if args.insecure_http && !args.listen.ip().is_loopback() {
         anyhow::bail!(
             "--insecure-http is only allowed on loopback addresses, not --listen {}",
@@ -129,6 +152,15 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
             "--runtime {:?} needs the scheduler of the workload simulator: drop --no-simulate",
             args.runtime
         );
+    }
+    // `--with`: the catalog is read and the names checked before anything starts.
+    let selection = match &args.with {
+        Some(names) => Some(select(names, &args)?),
+        None => None,
+    };
+    if let Some(selection) = &selection {
+        args.olm = true;
+        args.simulate_upstream.extend(selection.upstreams());
     }
     let node_dir = args.data_dir.join("node");
     // podman is checked before anything starts: a missing runtime is the command's error.
@@ -324,9 +356,28 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         }));
     }
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
+    let mut failure = None;
+    let mut signalled = false;
+    if let (Some(selection), Some(client)) = (&selection, &client) {
+        let limit = std::time::Duration::from_secs(args.with_timeout);
+        let install = async {
+            selection.subscribe(client).await?;
+            selection.wait(client, limit).await
+        };
+        tokio::select! {
+            result = install => match result {
+                Ok(installed) => report(selection, &installed, started),
+                Err(e) => failure = Some(e),
+            },
+            _ = tokio::signal::ctrl_c() => signalled = true,
+            _ = term.recv() => signalled = true,
+        }
+    }
+    if failure.is_none() && !signalled {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
     }
     let _ = stop_tx.send(true);
     for sim in simulators {
@@ -335,7 +386,56 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
     tracing::info!("shutting down");
     server.shutdown().await;
     say("mni-dev stopped");
-    Ok(())
+    match failure {
+        Some(e) => Err(e).context("--with"),
+        None => Ok(()),
+    }
+}
+
+/// The `--with` selection: the catalog (built in, or `--catalog`) and the chosen packages.
+fn select(names: &[String], args: &UpArgs) -> anyhow::Result<with::Selection> {
+    if args.no_simulate {
+        anyhow::bail!(
+            "--with needs the workload simulator (the operators' Deployments must become \
+             available for their CSVs to succeed): drop --no-simulate"
+        );
+    }
+    let dir = match &args.catalog {
+        Some(dir) => dir
+            .canonicalize()
+            .with_context(|| format!("--catalog {}", dir.display()))?,
+        None => {
+            let dir = args.data_dir.join("catalog");
+            with::write_embedded(&dir)?;
+            dir.canonicalize()
+                .with_context(|| format!("{}", dir.display()))?
+        }
+    };
+    let catalog = mni_olm::Catalog::load(&dir).map_err(with::Error::from)?;
+    Ok(with::Selection::new(names, dir, &catalog)?)
+}
+
+/// Prints what `--with` installed, how long it took and where the web UIs are.
+fn report(selection: &with::Selection, installed: &[with::Installed], started: std::time::Instant) {
+    let elapsed = started.elapsed();
+    say(&format!(
+        "mni-dev: {} ClusterServiceVersions Succeeded in {:.2}s since start:",
+        installed.len(),
+        elapsed.as_secs_f64()
+    ));
+    for i in installed {
+        say(&format!(
+            "  {}/{}  Succeeded  (Subscription {}{})",
+            with::OPERATORS_NAMESPACE,
+            i.csv,
+            i.subscription,
+            if i.chosen { "" } else { ", a dependency" }
+        ));
+    }
+    for line in with::console_lines(selection, installed) {
+        say(&line);
+    }
+    say("mni-dev: serving until SIGTERM or SIGINT");
 }
 
 /// Prints a line to stdout, ignoring a closed pipe.
@@ -348,6 +448,7 @@ fn say(line: &str) {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    let started = std::time::Instant::now();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -358,6 +459,6 @@ async fn main() -> anyhow::Result<()> {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     match Cli::parse().command {
-        Command::Up(args) => up(args).await,
+        Command::Up(args) => up(args, started).await,
     }
 }

@@ -23,6 +23,7 @@ pub const BENCHES: &[(&str, &str)] = &[
     ("mni-apiserver", "admission"),
     ("mni-scaffold", "scaffold"),
     ("mni-dev", "apiserver"),
+    ("mni-dev", "upwith"),
     ("mni-operator", "operator"),
     ("mni-tests", "service"),
     ("mni-tests", "baremetal"),
@@ -318,7 +319,7 @@ mod tests {
         assert_eq!(select(Some("store")).unwrap(), vec![("mni-store", "store")]);
         assert_eq!(
             select(Some("mni-dev")).unwrap(),
-            vec![("mni-dev", "apiserver")]
+            vec![("mni-dev", "apiserver"), ("mni-dev", "upwith")]
         );
         let err = select(Some("nope")).unwrap_err().to_string();
         assert!(err.starts_with("--only nope: no such bench"), "{err}");

@@ -2,13 +2,15 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, ChildStdout, Command, Output, Stdio};
 
 /// `mni-dev up` in a child process, killed when dropped.
 pub struct Dev {
     /// The `mni-dev` process.
     pub child: Child,
     dir: PathBuf,
+    /// What mni-dev prints after its `ready` line.
+    stdout: BufReader<ChildStdout>,
     /// Stop with SIGTERM when dropped, so the pods' processes are stopped too.
     graceful: bool,
 }
@@ -48,14 +50,33 @@ impl Dev {
             cmd.env("RUST_LOG", filter).stderr(file);
         }
         let mut child = cmd.spawn().expect("mni-dev starts");
-        let stdout = child.stdout.take().expect("stdout");
+        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
         let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).expect("read");
+        stdout.read_line(&mut line).expect("read");
         assert!(line.contains("ready"), "first line: {line}");
         Dev {
             child,
             dir: dir.to_path_buf(),
+            stdout,
             graceful: !extra.is_empty(),
+        }
+    }
+
+    /// Reads what mni-dev prints after `ready`, up to and including the first line containing
+    /// `until`; fails the test if mni-dev stops printing first.
+    pub fn read_until(&mut self, until: &str) -> String {
+        let mut out = String::new();
+        loop {
+            let mut line = String::new();
+            let n = self
+                .stdout
+                .read_line(&mut line)
+                .expect("read mni-dev's stdout");
+            assert!(n > 0, "mni-dev closed its stdout before {until:?}:\n{out}");
+            out.push_str(&line);
+            if line.contains(until) {
+                return out;
+            }
         }
     }
 
