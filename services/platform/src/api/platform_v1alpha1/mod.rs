@@ -1,0 +1,10 @@
+// Copyright The mNi authors.
+// SPDX-License-Identifier: Apache-2.0
+
+//! API group `platform.mni.dev`, version `v1alpha1`.
+
+// +mni:fragment:kinds:tenant
+mod tenant;
+pub use tenant::{Tenant, TenantSpec, TenantStatus};
+// +mni:fragment-end:kinds:tenant
+// +mni:scaffold:kinds
