@@ -5,6 +5,9 @@
 
 // +mni:fragment:kinds:tenant
 mod tenant;
-pub use tenant::{Tenant, TenantSpec, TenantStatus};
+pub use tenant::{
+    QUANTITY_PATTERN, QuotaQuantity, Tenant, TenantLimits, TenantQuotaStatus, TenantSpec,
+    TenantStatus,
+};
 // +mni:fragment-end:kinds:tenant
 // +mni:scaffold:kinds
