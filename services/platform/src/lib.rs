@@ -1,0 +1,15 @@
+// Copyright The mNi authors.
+// SPDX-License-Identifier: Apache-2.0
+
+//! `mni_platform`: the API types and controllers of the `mni-platform` operator.
+//!
+//! The operator turns cluster-scoped `Tenant`s ([`api::platform_v1alpha1::Tenant`]) into
+//! namespaces with a ResourceQuota, a LimitRange, a default-deny NetworkPolicy and RoleBindings
+//! for the tenant's groups, nested as Cozystack nests tenants. Start with
+//! [`controllers::tenant`]: its `plan` module decides what a tenant needs (or why it is
+//! refused), its `desired` module builds the objects. `src/main.rs` registers the controller
+//! with a `mni_operator::Manager`; the tests under `tests/` run it against an in-process
+//! control plane, with real ServiceAccount tokens for the isolation checks.
+
+pub mod api;
+pub mod controllers;
