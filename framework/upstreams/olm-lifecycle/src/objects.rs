@@ -142,10 +142,36 @@ pub(crate) async fn patch_status(
         .patch_status(
             &object.name_any(),
             &PatchParams::default(),
-            &Patch::Merge(json!({"status": status})),
+            &Patch::Merge(json!({"status": merge_diff(&self::status(object), status)})),
         )
         .await?;
     Ok(())
+}
+
+/// The JSON merge patch (RFC 7386) that turns `old` into `new`: members added or changed as
+/// they are in `new`, members `new` lacks as `null`. Sending `new` itself would leave behind
+/// what it dropped (a cleared condition list, a removed message), as a merge patch never
+/// removes what it does not name.
+pub(crate) fn merge_diff(old: &Value, new: &Value) -> Value {
+    let (Some(old), Some(new)) = (old.as_object(), new.as_object()) else {
+        return new.clone();
+    };
+    let mut patch = serde_json::Map::new();
+    for (key, value) in new {
+        match old.get(key) {
+            Some(before) if before == value => {}
+            Some(before) => {
+                patch.insert(key.clone(), merge_diff(before, value));
+            }
+            None => {
+                patch.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    for key in old.keys().filter(|key| !new.contains_key(*key)) {
+        patch.insert(key.clone(), Value::Null);
+    }
+    Value::Object(patch)
 }
 
 /// An object's `status`, or `{}`.
@@ -203,6 +229,35 @@ pub(crate) fn owner_reference(owner: &DynamicObject, resource: &ApiResource) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_merge_diff_removes_what_the_new_status_drops() {
+        let old = json!({
+            "state": "AtLatestKnown",
+            "conditions": [{"type": "ResolutionFailed", "status": "True"}],
+            "connectionState": {"lastObservedState": "TRANSIENT_FAILURE", "address": "/c"},
+            "message": "not found",
+        });
+        let new = json!({
+            "state": "UpgradePending",
+            "connectionState": {"lastObservedState": "READY", "address": "/c"},
+        });
+        let patch = merge_diff(&old, &new);
+        assert_eq!(
+            patch,
+            json!({
+                "state": "UpgradePending",
+                "conditions": null,
+                "connectionState": {"lastObservedState": "READY"},
+                "message": null,
+            })
+        );
+        let mut applied = old.clone();
+        json_patch::merge(&mut applied, &patch);
+        assert_eq!(applied, new);
+        assert_eq!(merge_diff(&new, &new), json!({}));
+        assert_eq!(merge_diff(&json!("x"), &new), new);
+    }
 
     #[test]
     fn timestamps_alone_do_not_make_a_difference() {

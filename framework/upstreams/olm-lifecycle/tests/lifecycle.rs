@@ -68,13 +68,18 @@ async fn create(client: &Client, manifest: Value) -> anyhow::Result<()> {
 
 /// The fixture catalog directory as CatalogSource `demo`, and an AllNamespaces OperatorGroup.
 async fn catalog_and_group(client: &Client) -> anyhow::Result<()> {
+    catalog_source(client).await?;
+    group(client).await
+}
+
+/// The fixture catalog directory as CatalogSource `demo`.
+async fn catalog_source(client: &Client) -> anyhow::Result<()> {
     create(client, json!({
         "apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
         "metadata": {"name": "demo", "annotations": {CATALOG_DIR_ANNOTATION: fixture("catalog")}},
         "spec": {"sourceType": "grpc", "displayName": "mNi demo operators"},
     }))
-    .await?;
-    group(client).await
+    .await
 }
 
 async fn group(client: &Client) -> anyhow::Result<()> {
@@ -220,6 +225,41 @@ async fn an_automatic_subscription_installs_the_channel_head() -> anyhow::Result
     Api::<ClusterRole>::all(client.clone())
         .get("demo-db.v0.2.0-default-0")
         .await?;
+    Ok(())
+}
+
+/// A Subscription that comes before its CatalogSource fails resolution, and the failure
+/// goes away, condition and all, once the catalog is there: nothing stays stale.
+#[tokio::test]
+async fn a_subscription_made_before_its_catalog_resolves_once_the_catalog_loads()
+-> anyhow::Result<()> {
+    let env = env(TIMEOUT).await?;
+    let client = env.client();
+    group(&client).await?;
+    subscribe(&client, "demo-db", "Automatic").await?;
+    let sub = wait(&client, "Subscription", "demo-db", |s| {
+        s["conditions"]
+            .as_array()
+            .is_some_and(|c| c.iter().any(|c| c["type"] == "ResolutionFailed"))
+    })
+    .await?;
+    let message = status(&sub)["conditions"][0]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(message.contains("default/demo"), "{message}");
+
+    catalog_source(&client).await?;
+    wait_phase(&client, "demo-db.v0.2.0", "Succeeded").await?;
+    let sub = wait(&client, "Subscription", "demo-db", |s| {
+        s["state"] == "AtLatestKnown"
+    })
+    .await?;
+    let conditions = status(&sub)["conditions"].as_array().cloned().unwrap_or_default();
+    assert!(
+        conditions.iter().all(|c| c["type"] != "ResolutionFailed"),
+        "a stale ResolutionFailed stays: {conditions:?}"
+    );
     Ok(())
 }
 
