@@ -365,6 +365,12 @@ mod tests {
 {"schema":"olm.package","name":"broken","defaultChannel":"stable"}
 {"schema":"olm.channel","package":"broken","name":"stable","entries":[{"name":"broken.v1"}]}
 {"schema":"olm.bundle","name":"broken.v1","package":"broken","properties":[{"type":"olm.package","value":{"packageName":"broken","version":"1.0.0"}},{"type":"olm.package.required","value":{"packageName":"db","versionRange":">=3.0.0"}}]}
+{"schema":"olm.package","name":"ping","defaultChannel":"stable"}
+{"schema":"olm.channel","package":"ping","name":"stable","entries":[{"name":"ping.v1"}]}
+{"schema":"olm.bundle","name":"ping.v1","package":"ping","properties":[{"type":"olm.package","value":{"packageName":"ping","version":"1.0.0"}},{"type":"olm.gvk","value":{"group":"ping.example.com","version":"v1","kind":"Ping"}},{"type":"olm.gvk.required","value":{"group":"pong.example.com","version":"v1","kind":"Pong"}}]}
+{"schema":"olm.package","name":"pong","defaultChannel":"stable"}
+{"schema":"olm.channel","package":"pong","name":"stable","entries":[{"name":"pong.v1"}]}
+{"schema":"olm.bundle","name":"pong.v1","package":"pong","properties":[{"type":"olm.package","value":{"packageName":"pong","version":"1.0.0"}},{"type":"olm.gvk","value":{"group":"pong.example.com","version":"v1","kind":"Pong"}},{"type":"olm.gvk.required","value":{"group":"ping.example.com","version":"v1","kind":"Ping"}},{"type":"olm.package.required","value":{"packageName":"ping","versionRange":">=1.0.0"}}]}
 "#;
 
     fn catalog() -> Catalog {
@@ -443,6 +449,20 @@ mod tests {
         assert_eq!(
             check(request("app", None), &[db]),
             Ok(Some(("app.v1".into(), vec![])))
+        );
+    }
+
+    /// Two operators that need each other's API (and one the other's package) resolve
+    /// together into one plan, as OLM installs them, rather than looping or failing.
+    #[test]
+    fn a_dependency_cycle_resolves_both_operators_together() {
+        assert_eq!(
+            check(request("ping", None), &[]),
+            Ok(Some(("ping.v1".into(), vec!["pong.v1".into()])))
+        );
+        assert_eq!(
+            check(request("pong", None), &[]),
+            Ok(Some(("pong.v1".into(), vec!["ping.v1".into()])))
         );
     }
 
