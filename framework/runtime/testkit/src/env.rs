@@ -40,6 +40,7 @@ pub struct TestEnvBuilder {
     metal3: bool,
     crds: Vec<CustomResourceDefinition>,
     timeout: Duration,
+    tls: bool,
 }
 
 impl Default for TestEnvBuilder {
@@ -51,6 +52,7 @@ impl Default for TestEnvBuilder {
             metal3: false,
             crds: Vec::new(),
             timeout: DEFAULT_TIMEOUT,
+            tls: false,
         }
     }
 }
@@ -110,17 +112,55 @@ impl TestEnvBuilder {
         self
     }
 
+    /// Serve HTTPS, with a CA and serving certificate made for this environment, instead
+    /// of plain HTTP (default: off). kubectl sends bearer tokens only over TLS: a test that
+    /// runs kubectl as an identity other than the admin needs it. A real kube-apiserver
+    /// (`MNI_TESTKIT_KUBE_APISERVER`) serves HTTPS anyway.
+    pub fn with_tls(mut self, enabled: bool) -> Self {
+        self.tls = enabled;
+        self
+    }
+
     /// Starts the API server (and the simulator, if asked) and installs the CRDs.
     pub async fn start(self) -> Result<TestEnv> {
+        let mut tls_dir = None;
         let backend = match std::env::var_os(KUBE_APISERVER_VAR).filter(|v| !v.is_empty()) {
             Some(bin) => Backend::Reference(Box::new(
                 ReferenceServer::start(std::path::Path::new(&bin))
                     .await
                     .map_err(Error::Reference)?,
             )),
-            None => Backend::Embedded(Server::builder().start().await.map_err(Error::Start)?),
+            None => {
+                let mut builder = Server::builder();
+                if self.tls {
+                    let dir = tempfile::tempdir().map_err(|e| tls_error(e.to_string()))?;
+                    let identity = mni_apiserver::tls::TlsIdentity::load_or_create(dir.path(), None)
+                        .map_err(|e| tls_error(e.to_string()))?;
+                    builder = builder.with_tls(identity);
+                    tls_dir = Some(dir);
+                }
+                Backend::Embedded(builder.start().await.map_err(Error::Start)?)
+            }
         };
         let (url, admin_token, kubeconfig, config) = match &backend {
+            Backend::Embedded(server) if server.ca_pem().is_some() => {
+                let kubeconfig = server.kubeconfig();
+                let parsed = kube::config::Kubeconfig::from_yaml(&kubeconfig)
+                    .map_err(|e| tls_error(e.to_string()))?;
+                let mut config = Config::from_custom_kubeconfig(
+                    parsed,
+                    &kube::config::KubeConfigOptions::default(),
+                )
+                .await
+                .map_err(|e| tls_error(e.to_string()))?;
+                config.auth_info = kube::config::AuthInfo::default();
+                (
+                    server.url(),
+                    server.admin_token().to_string(),
+                    kubeconfig,
+                    config,
+                )
+            }
             Backend::Embedded(server) => {
                 let url = server.url();
                 let config = Config::new(url.parse().map_err(|e| Error::Client {
@@ -152,6 +192,7 @@ impl TestEnvBuilder {
         };
         let client = token_client(&config, &admin_token, "default", mni_apiserver::ADMIN_USER)?;
         let mut env = TestEnv {
+            _tls_dir: tls_dir,
             kubeconfig,
             backend: Some(backend),
             config,
@@ -219,6 +260,8 @@ pub struct TestEnv {
     kubevirt: Option<SimulatorTask>,
     metal3: Option<SimulatorTask>,
     timeout: Duration,
+    /// The CA and serving certificate of an HTTPS server ([`TestEnvBuilder::with_tls`]).
+    _tls_dir: Option<tempfile::TempDir>,
 }
 
 impl TestEnv {
@@ -258,7 +301,8 @@ impl TestEnv {
             })
     }
 
-    /// The server's base URL, `http://127.0.0.1:PORT` (`https://` for a real kube-apiserver).
+    /// The server's base URL, `http://127.0.0.1:PORT` (`https://` with
+    /// [`TestEnvBuilder::with_tls`] and for a real kube-apiserver).
     pub fn url(&self) -> &str {
         &self.url
     }
@@ -528,6 +572,14 @@ impl SimulatorTask {
     fn abort(self) {
         let _ = self.stop.send(());
         self.task.abort();
+    }
+}
+
+/// A failure to set up TLS for [`TestEnvBuilder::with_tls`].
+fn tls_error(message: String) -> Error {
+    Error::Client {
+        identity: mni_apiserver::ADMIN_USER.to_string(),
+        source: format!("serving HTTPS: {message}").into(),
     }
 }
 

@@ -77,3 +77,35 @@ fn futures_are_send() {
     send(TestEnv::start());
     send(TestEnv::builder().with_simulator(true).start());
 }
+
+/// Over HTTPS the admin client, clients for other identities, and kubectl with the
+/// environment's kubeconfig all work, and kubectl authenticates with the token it is given
+/// (it sends tokens only over TLS).
+#[tokio::test]
+async fn with_tls_serves_https_that_kubectl_authenticates_to() -> anyhow::Result<()> {
+    let env = TestEnv::builder().with_tls(true).start().await?;
+    assert!(env.url().starts_with("https://127.0.0.1:"), "{}", env.url());
+    Api::<Namespace>::all(env.client()).get("default").await?;
+    let path = std::env::temp_dir().join(format!("mni-testkit-{}.kubeconfig", std::process::id()));
+    std::fs::write(&path, env.kubeconfig())?;
+    let out = tokio::task::spawn_blocking({
+        let path = path.clone();
+        move || {
+            std::process::Command::new("kubectl")
+                .arg("--kubeconfig")
+                .arg(path)
+                .args(["auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"])
+                .output()
+        }
+    })
+    .await??;
+    std::fs::remove_file(&path)?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "mni:admin");
+    env.shutdown().await;
+    Ok(())
+}
