@@ -4,11 +4,18 @@
 //! `TenantReconciler` against an in-process control plane (`mni-testkit`), running as the
 //! operator's own ServiceAccount with the rules of `config/rbac/role.yaml`: a tenant's
 //! namespaces and what is in them, nesting, refusals that create nothing, usage against
-//! quota, deletion, and the default VPC when the VPC service's CRD is installed.
+//! quota, deletion, and the default VPC when the VPC service's CRD is installed; and tenant
+//! isolation with real credentials: a tenant admin's bearer token manages VPCs and VMs in its
+//! tenant and nothing in another (real requests, and `kubectl auth can-i`; kubectl must be on
+//! PATH).
 
+use std::process::Command;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{ConfigMap, LimitRange, Namespace, ResourceQuota};
+use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
+use k8s_openapi::api::core::v1::{
+    ConfigMap, LimitRange, Namespace, ResourceQuota, Secret, ServiceAccount,
+};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::api::rbac::v1::{ClusterRole, RoleBinding};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -24,6 +31,12 @@ use mni_platform::controllers::tenant::TenantReconciler;
 /// The VPC service's CRD, read from its place in the repository.
 const VPC_CRD: &str =
     include_str!("../../vpc/operator/config/crd/bases/network.mni.dev_virtualprivateclouds.yaml");
+/// The VM service's Instance CRD, read from its place in the repository.
+const INSTANCE_CRD: &str =
+    include_str!("../../vm/operator/config/crd/bases/compute.mni.dev_instances.yaml");
+/// The VM service's sample Instance.
+const INSTANCE_SAMPLE: &str =
+    include_str!("../../vm/operator/config/samples/compute_v1alpha1_instance.yaml");
 
 struct Fixture {
     env: TestEnv,
@@ -32,11 +45,17 @@ struct Fixture {
 }
 
 impl Fixture {
-    async fn start(with_vpc: bool) -> Self {
-        let mut builder = TestEnv::builder().with_crds(mni_platform::api::crds());
-        if with_vpc {
-            let crd: CustomResourceDefinition = serde_yaml::from_str(VPC_CRD).expect("VPC CRD");
-            builder = builder.with_crds([crd]);
+    /// The control plane and the operator; with the VPC and VM services' CRDs, and over
+    /// HTTPS (kubectl sends tokens only over TLS), when `with_services`.
+    async fn start(with_services: bool) -> Self {
+        let mut builder = TestEnv::builder()
+            .with_crds(mni_platform::api::crds())
+            .with_tls(with_services);
+        if with_services {
+            for text in [VPC_CRD, INSTANCE_CRD] {
+                let crd: CustomResourceDefinition = serde_yaml::from_str(text).expect("a CRD");
+                builder = builder.with_crds([crd]);
+            }
         }
         let env = builder.start().await.expect("control plane starts");
         install_tenant_roles(&env).await;
@@ -448,5 +467,270 @@ async fn a_tenant_gets_a_default_vpc_when_the_vpc_service_is_installed() {
         serde_json::json!(["acme-prod", "acme-stage"])
     );
     assert_eq!(vpc.metadata.owner_references.unwrap()[0].name, "acme");
+    f.stop().await;
+}
+
+fn vpc_resource() -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &kube::api::GroupVersionKind::gvk("network.mni.dev", "v1alpha1", "VirtualPrivateCloud"),
+        "virtualprivateclouds",
+    )
+}
+
+fn instance_resource() -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &kube::api::GroupVersionKind::gvk("compute.mni.dev", "v1alpha1", "Instance"),
+        "instances",
+    )
+}
+
+/// A VPC named `name` with one subnet.
+fn vpc(name: &str) -> DynamicObject {
+    let mut vpc = DynamicObject::new(name, &vpc_resource());
+    vpc.data = serde_json::json!({
+        "spec": {"subnets": [{"name": "web", "cidrBlock": "10.1.0.0/24"}]}
+    });
+    vpc
+}
+
+/// The VM service's sample Instance, named `name`.
+fn instance(name: &str) -> DynamicObject {
+    let mut vm: DynamicObject = serde_yaml::from_str(INSTANCE_SAMPLE).expect("the sample");
+    vm.metadata = kube::api::ObjectMeta {
+        name: Some(name.into()),
+        ..Default::default()
+    };
+    vm
+}
+
+/// A bearer token (TokenRequest API) for a new ServiceAccount `namespace/name`, made with
+/// its namespace: it authenticates as a member of `system:serviceaccounts:NAMESPACE`.
+async fn token(env: &TestEnv, namespace: &str, name: &str) -> String {
+    let mut ns = Namespace::default();
+    ns.metadata.name = Some(namespace.into());
+    Api::<Namespace>::all(env.client())
+        .create(&PostParams::default(), &ns)
+        .await
+        .expect("the namespace");
+    let accounts: Api<ServiceAccount> = Api::namespaced(env.client(), namespace);
+    let mut account = ServiceAccount::default();
+    account.metadata.name = Some(name.into());
+    accounts
+        .create(&PostParams::default(), &account)
+        .await
+        .expect("the ServiceAccount");
+    let request = TokenRequest {
+        spec: Some(TokenRequestSpec {
+            expiration_seconds: Some(3600),
+            ..TokenRequestSpec::default()
+        }),
+        ..TokenRequest::default()
+    };
+    accounts
+        .create_token_request(name, &PostParams::default(), &request)
+        .await
+        .expect("a TokenRequest")
+        .status
+        .and_then(|s| s.token)
+        .expect("a token")
+}
+
+/// kubectl with a kubeconfig whose only credentials are `token`; its stdout, trimmed, and
+/// whether it succeeded. It runs off the test's runtime, which also serves the API server
+/// kubectl talks to.
+async fn kubectl(env: &TestEnv, token: &str, args: &[&str]) -> (String, bool) {
+    let path = std::env::temp_dir().join(format!(
+        "mni-platform-{}-{}.kubeconfig",
+        std::process::id(),
+        &token[token.len() - 12..]
+    ));
+    std::fs::write(&path, env.kubeconfig().replace(env.admin_token(), token))
+        .expect("write the kubeconfig");
+    let mut command = Command::new("kubectl");
+    command
+        .arg("--kubeconfig")
+        .arg(&path)
+        .arg("--request-timeout=20s")
+        .args(args);
+    let args = args.join(" ");
+    let out = tokio::task::spawn_blocking(move || command.output())
+        .await
+        .expect("kubectl's thread")
+        .expect("kubectl runs (it must be on PATH)");
+    let _ = std::fs::remove_file(&path);
+    let stdout = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    if stdout.is_empty() {
+        eprintln!("kubectl {args}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    (stdout, out.status.success())
+}
+
+fn forbidden(err: &kube::Error) -> bool {
+    matches!(err, kube::Error::Api(status) if status.code == 403)
+}
+
+#[tokio::test]
+async fn a_tenant_admin_token_manages_its_tenant_and_nothing_of_another() {
+    let f = Fixture::start(true).await;
+    for name in ["a", "b"] {
+        let spec = TenantSpec {
+            admins: vec![format!("system:serviceaccounts:team-{name}")],
+            ..TenantSpec::default()
+        };
+        f.create(name, spec).await;
+    }
+    for name in ["a", "b"] {
+        f.ready(name).await;
+    }
+    let alice = token(&f.env, "team-a", "alice").await;
+    let as_alice = |namespace: &str, resource: &ApiResource| -> Api<DynamicObject> {
+        let client = f
+            .env
+            .client_with_token(&alice, namespace)
+            .expect("a client with the token");
+        Api::namespaced_with(client, namespace, resource)
+    };
+
+    // In her tenant: VPCs and VMs, created, listed, changed and deleted.
+    let vpcs_a = as_alice("tenant-a", &vpc_resource());
+    vpcs_a
+        .create(&PostParams::default(), &vpc("web"))
+        .await
+        .expect("A's admin creates a VPC in A");
+    let names: Vec<String> = vpcs_a
+        .list(&ListParams::default())
+        .await
+        .expect("and lists A's VPCs")
+        .items
+        .into_iter()
+        .filter_map(|o| o.metadata.name)
+        .collect();
+    assert!(names.contains(&"web".to_owned()), "{names:?}");
+    assert!(names.contains(&"default".to_owned()), "{names:?}");
+    let vms_a = as_alice("tenant-a", &instance_resource());
+    vms_a
+        .create(&PostParams::default(), &instance("vm1"))
+        .await
+        .expect("A's admin creates a VM in A");
+    vms_a
+        .patch(
+            "vm1",
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"spec": {"runStrategy": "Halted"}})),
+        )
+        .await
+        .expect("and changes it");
+    vms_a
+        .delete("vm1", &DeleteParams::default())
+        .await
+        .expect("and deletes it");
+
+    // In tenant B: nothing, neither read nor write, for VPCs, VMs or Secrets.
+    let vpcs_b = as_alice("tenant-b", &vpc_resource());
+    let err = vpcs_b.get("default").await.expect_err("no read in B");
+    assert!(forbidden(&err), "{err}");
+    let err = vpcs_b
+        .list(&ListParams::default())
+        .await
+        .expect_err("no list in B");
+    assert!(forbidden(&err), "{err}");
+    let err = vpcs_b
+        .create(&PostParams::default(), &vpc("intruder"))
+        .await
+        .expect_err("no create in B");
+    assert!(forbidden(&err), "{err}");
+    let err = vpcs_b
+        .delete("default", &DeleteParams::default())
+        .await
+        .expect_err("no delete in B");
+    assert!(forbidden(&err), "{err}");
+    let err = as_alice("tenant-b", &instance_resource())
+        .create(&PostParams::default(), &instance("intruder"))
+        .await
+        .expect_err("no VM in B");
+    assert!(forbidden(&err), "{err}");
+    let err = Api::<Secret>::namespaced(
+        f.env.client_with_token(&alice, "tenant-b").expect("client"),
+        "tenant-b",
+    )
+    .list(&ListParams::default())
+    .await
+    .expect_err("no Secrets of B");
+    assert!(forbidden(&err), "{err}");
+    // B's default VPC is untouched.
+    Api::<DynamicObject>::namespaced_with(f.env.client(), "tenant-b", &vpc_resource())
+        .get("default")
+        .await
+        .expect("B's default VPC is still there");
+
+    // kubectl, with the token alone, agrees.
+    let vpcs = "virtualprivateclouds.network.mni.dev";
+    let vms = "instances.compute.mni.dev";
+    for (verb, resource, namespace, expected) in [
+        ("create", vpcs, "tenant-a", "yes"),
+        ("delete", vms, "tenant-a", "yes"),
+        ("create", vpcs, "tenant-b", "no"),
+        ("get", vms, "tenant-b", "no"),
+        ("list", "secrets", "tenant-b", "no"),
+        // The tenant's isolation is the platform's, not the tenant admin's, to change.
+        ("delete", "networkpolicies", "tenant-a", "no"),
+        ("update", "resourcequotas", "tenant-a", "no"),
+        ("create", "namespaces", "", "no"),
+    ] {
+        let mut args = vec!["auth", "can-i", verb, resource];
+        if !namespace.is_empty() {
+            args.extend(["-n", namespace]);
+        }
+        let (answer, _) = kubectl(&f.env, &alice, &args).await;
+        assert_eq!(
+            answer, expected,
+            "kubectl auth can-i {verb} {resource} -n {namespace}"
+        );
+    }
+    let (out, ok) = kubectl(
+        &f.env,
+        &alice,
+        &["get", vpcs, "-n", "tenant-a", "-o", "name"],
+    )
+    .await;
+    assert!(
+        ok && out.contains("virtualprivatecloud.network.mni.dev/web"),
+        "{out}"
+    );
+    let (_, ok) = kubectl(&f.env, &alice, &["get", vpcs, "-n", "tenant-b"]).await;
+    assert!(!ok, "kubectl get in tenant B must be refused");
+
+    // The network policies are in place, and A's admin can see hers.
+    let (out, ok) = kubectl(
+        &f.env,
+        &alice,
+        &["get", "networkpolicies", "-n", "tenant-a", "-o", "name"],
+    )
+    .await;
+    assert!(ok && !out.is_empty(), "{out}");
+    for namespace in ["tenant-a", "tenant-b"] {
+        let policies = Api::<NetworkPolicy>::namespaced(f.env.client(), namespace)
+            .list(&ListParams::default())
+            .await
+            .expect("list NetworkPolicies");
+        assert!(
+            !policies.items.is_empty(),
+            "no NetworkPolicy in {namespace}"
+        );
+    }
+
+    // The committed sample, applied as a cluster administrator would, is a working tenant.
+    let sample = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/config/samples/platform_v1alpha1_tenant.yaml"
+    );
+    let admin = f.env.admin_token().to_owned();
+    let (out, ok) = kubectl(&f.env, &admin, &["apply", "-f", sample]).await;
+    assert!(ok, "kubectl apply of the sample: {out}");
+    let tenant = f.ready("tenant-sample").await;
+    assert_eq!(
+        tenant.status.expect("status").namespaces,
+        ["tenant-tenant-sample"]
+    );
     f.stop().await;
 }
