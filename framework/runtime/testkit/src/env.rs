@@ -134,8 +134,9 @@ impl TestEnvBuilder {
                 let mut builder = Server::builder();
                 if self.tls {
                     let dir = tempfile::tempdir().map_err(|e| tls_error(e.to_string()))?;
-                    let identity = mni_apiserver::tls::TlsIdentity::load_or_create(dir.path(), None)
-                        .map_err(|e| tls_error(e.to_string()))?;
+                    let identity =
+                        mni_apiserver::tls::TlsIdentity::load_or_create(dir.path(), None)
+                            .map_err(|e| tls_error(e.to_string()))?;
                     builder = builder.with_tls(identity);
                     tls_dir = Some(dir);
                 }

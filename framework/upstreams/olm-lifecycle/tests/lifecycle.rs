@@ -255,7 +255,10 @@ async fn a_subscription_made_before_its_catalog_resolves_once_the_catalog_loads(
         s["state"] == "AtLatestKnown"
     })
     .await?;
-    let conditions = status(&sub)["conditions"].as_array().cloned().unwrap_or_default();
+    let conditions = status(&sub)["conditions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     assert!(
         conditions.iter().all(|c| c["type"] != "ResolutionFailed"),
         "a stale ResolutionFailed stays: {conditions:?}"

@@ -57,8 +57,8 @@ async fn dry_run(kubeconfig: &Path, file: &Path) -> anyhow::Result<Output> {
 }
 
 #[tokio::test]
-async fn shipped_bundles_pass_a_server_side_dry_run_against_upstream_olm_crds()
--> anyhow::Result<()> {
+async fn shipped_bundles_pass_a_server_side_dry_run_against_upstream_olm_crds() -> anyhow::Result<()>
+{
     let env = TestEnv::builder().with_tls(true).start().await?;
     Lifecycle::new(env.client()).install_crds().await?;
     let dir = tempfile::tempdir()?;
@@ -87,7 +87,10 @@ async fn shipped_bundles_pass_a_server_side_dry_run_against_upstream_olm_crds()
     // the field, and nothing is stored.
     let csv = files
         .iter()
-        .find(|f| f.to_string_lossy().ends_with("mni-vpc.clusterserviceversion.yaml"))
+        .find(|f| {
+            f.to_string_lossy()
+                .ends_with("mni-vpc.clusterserviceversion.yaml")
+        })
         .expect("the VPC service's CSV");
     let broken = std::fs::read_to_string(csv)?.replacen("    supported: true\n", "", 1);
     let broken_file = dir.path().join("broken.clusterserviceversion.yaml");

@@ -94,7 +94,12 @@ async fn with_tls_serves_https_that_kubectl_authenticates_to() -> anyhow::Result
             std::process::Command::new("kubectl")
                 .arg("--kubeconfig")
                 .arg(path)
-                .args(["auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"])
+                .args([
+                    "auth",
+                    "whoami",
+                    "-o",
+                    "jsonpath={.status.userInfo.username}",
+                ])
                 .output()
         }
     })
