@@ -28,7 +28,6 @@
 //! access log of the last run. `cargo test -p mni-tests --bench baremetal -- --smoke`
 //! (or `MNI_BENCH_SMOKE=1`) runs 3 servers once on the debug builds.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::process::{Command, Stdio};
@@ -39,15 +38,17 @@ use futures::{StreamExt as _, TryStreamExt as _};
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
-use kube::runtime::watcher;
 use mni_bench::{Better, Mode, Report};
 use mni_redfish::testing::Emulator;
 
+#[path = "support/fleet.rs"]
+mod fleet;
 #[path = "support/procs.rs"]
 mod procs;
 
+use fleet::{env_number, median, start_dev, wait_all};
 use procs::{Guard, cpu_secs, peak_rss_mib};
-use serde_json::{Value, json};
+use serde_json::json;
 
 const NAMESPACE: &str = "default";
 const USER: &str = "admin";
@@ -86,16 +87,6 @@ async fn main() -> ExitCode {
         report.fail(format!("{e:#}"));
     }
     report.finish()
-}
-
-fn env_number(name: &str, default: usize) -> Result<usize> {
-    match std::env::var(name) {
-        Ok(v) => v
-            .trim()
-            .parse()
-            .with_context(|| format!("{name}={v:?} is not a number")),
-        Err(_) => Ok(default),
-    }
 }
 
 async fn bench(mode: Mode, report: &mut Report) -> Result<()> {
@@ -178,20 +169,6 @@ async fn bench(mode: Mode, report: &mut Report) -> Result<()> {
          not available"
     ));
     Ok(())
-}
-
-fn median(mut values: Vec<f64>) -> Option<f64> {
-    values.retain(|v| v.is_finite());
-    if values.is_empty() {
-        return None;
-    }
-    values.sort_by(f64::total_cmp);
-    let mid = values.len() / 2;
-    Some(if values.len() % 2 == 1 {
-        values[mid]
-    } else {
-        f64::midpoint(values[mid - 1], values[mid])
-    })
 }
 
 /// Builds mni-dev and the operator ([`procs::build`]).
@@ -296,42 +273,6 @@ impl Requests {
     }
 }
 
-/// Starts `mni-dev up --simulate-upstream metal3` and waits until it is ready.
-fn start_dev(binary: &Path, dir: &Path, kubeconfig: &Path, log: &Path) -> Result<Guard> {
-    let out = std::fs::File::create(log)?;
-    let dev = Guard(
-        Command::new(binary)
-            .args(["up", "--listen", "127.0.0.1:0", "--data-dir"])
-            .arg(dir.join("data"))
-            .arg("--kubeconfig")
-            .arg(kubeconfig)
-            .args(["--simulate-upstream", "metal3"])
-            .env("RUST_LOG", "warn,mni_dev=info")
-            .stdout(out.try_clone()?)
-            .stderr(out)
-            .spawn()
-            .with_context(|| format!("starting {}", binary.display()))?,
-    );
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !std::fs::read_to_string(log)?.contains("ready") {
-        if Instant::now() > deadline {
-            bail!(
-                "mni-dev did not start within 30 s; its log:\n{}",
-                std::fs::read_to_string(log)?
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Ok(dev)
-}
-
-/// The last `n` lines of a log file, for a failure message.
-fn tail(path: &Path, n: usize) -> String {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
-}
-
 /// One run: a fresh emulator, mni-dev and operator, `count` servers to available and then to
 /// provisioned.
 async fn fleet(binaries: &Binaries, count: usize, mode: Mode) -> Result<Run> {
@@ -345,7 +286,13 @@ async fn fleet(binaries: &Binaries, count: usize, mode: Mode) -> Result<Run> {
     let tmp = tempfile::tempdir()?;
     let kubeconfig = tmp.path().join("kubeconfig");
     let dev_log = tmp.path().join("mni-dev.log");
-    let dev = start_dev(&binaries.dev, tmp.path(), &kubeconfig, &dev_log)?;
+    let dev = start_dev(
+        &binaries.dev,
+        tmp.path(),
+        &kubeconfig,
+        &dev_log,
+        &["--simulate-upstream", "metal3"],
+    )?;
     let status = Command::new("kubectl")
         .arg("--kubeconfig")
         .arg(&kubeconfig)
@@ -500,86 +447,4 @@ async fn fleet(binaries: &Binaries, count: usize, mode: Mode) -> Result<Run> {
         cpu_emulator: cpu[2],
         unimplemented: all.unimplemented,
     })
-}
-
-/// Watches the servers until all `count` are `Ready=True` with reason `reason`; on timeout the
-/// error names how many got there and what the others say, with the logs' last lines.
-async fn wait_all(
-    api: &Api<DynamicObject>,
-    count: usize,
-    reason: &str,
-    start: Instant,
-    limit: Duration,
-    logs: &[(&str, &Path)],
-) -> Result<()> {
-    // Watch rather than poll: listing every server every 100 ms would load mni-dev with the
-    // measurement itself.
-    let deadline = tokio::time::Instant::from_std(start + limit);
-    let mut progress = Instant::now() + Duration::from_secs(10);
-    // Per server: whether it is there, and its Ready condition's reason and message.
-    let mut seen: HashMap<String, (bool, String)> = HashMap::new();
-    let events = watcher(api.clone(), watcher::Config::default());
-    futures::pin_mut!(events);
-    loop {
-        let done = seen.values().filter(|(d, _)| *d).count();
-        if done == count {
-            return Ok(());
-        }
-        if Instant::now() > progress {
-            eprintln!(
-                "  {:>6.1}s: {done}/{count} {reason}",
-                start.elapsed().as_secs_f64()
-            );
-            progress += Duration::from_secs(10);
-        }
-        let event = match tokio::time::timeout_at(deadline, events.try_next()).await {
-            Ok(event) => event?.context("the watch of the Servers ended")?,
-            Err(_) => {
-                let mut others: Vec<String> = seen
-                    .iter()
-                    .filter(|(_, (d, _))| !d)
-                    .map(|(name, (_, why))| format!("{name}: {why}"))
-                    .collect();
-                others.sort();
-                others.truncate(5);
-                let logs: Vec<String> = logs
-                    .iter()
-                    .map(|(name, path)| format!("{name} log ends:\n{}", tail(path, 20)))
-                    .collect();
-                bail!(
-                    "only {done} of {count} Servers {reason} after {} s; others:\n{}\n{}",
-                    limit.as_secs(),
-                    others.join("\n"),
-                    logs.join("\n")
-                );
-            }
-        };
-        match event {
-            watcher::Event::Apply(o) | watcher::Event::InitApply(o) => {
-                let ready = ready_condition(&o.data);
-                let done = ready
-                    .as_ref()
-                    .is_some_and(|(status, why, _)| status == "True" && why == reason);
-                let why = ready.map_or_else(
-                    || "no Ready condition yet".to_owned(),
-                    |(status, why, message)| format!("Ready={status} {why}: {message}"),
-                );
-                seen.insert(o.metadata.name.unwrap_or_default(), (done, why));
-            }
-            watcher::Event::Delete(o) => {
-                seen.remove(&o.metadata.name.unwrap_or_default());
-            }
-            watcher::Event::Init | watcher::Event::InitDone => {}
-        }
-    }
-}
-
-/// The `Ready` condition's status, reason and message.
-fn ready_condition(obj: &Value) -> Option<(String, String, String)> {
-    let c = obj["status"]["conditions"]
-        .as_array()?
-        .iter()
-        .find(|c| c["type"] == "Ready")?;
-    let text = |k: &str| c[k].as_str().unwrap_or_default().to_owned();
-    Some((text("status"), text("reason"), text("message")))
 }

@@ -27,6 +27,7 @@ pub const BENCHES: &[(&str, &str)] = &[
     ("mni-operator", "operator"),
     ("mni-tests", "service"),
     ("mni-tests", "baremetal"),
+    ("mni-tests", "tenants"),
 ];
 
 /// The book page the table is written into, relative to the repository root.
