@@ -1,7 +1,9 @@
 //! Runs every `$ ` command of the book chapters "Your first operator", "Build your first
-//! service", "Give a tenant a VPC", "Give a tenant a virtual machine" and "Bring your own bare metal", in order, each chapter in one bash session in a temporary directory, with the
-//! `mni-scaffold` and `mni-dev` binaries of this build and kubectl on PATH — and checks what the
-//! chapter says happens.
+//! service", "Give a tenant a VPC", "Give a tenant a virtual machine", "Bring your own bare
+//! metal" and "Onboard tenants with the platform operator", in order, each chapter in one bash
+//! session in a temporary directory, with the `mni-scaffold` and `mni-dev` binaries of this build
+//! (and `mni-platform`, built from `services/platform`) and kubectl on PATH — and checks what
+//! the chapter says happens.
 
 use std::sync::Mutex;
 
@@ -15,6 +17,11 @@ static NETWORK_PROJECT: Mutex<()> = Mutex::new(());
 
 /// Runs the chapter's commands; returns stdout and stderr, or panics with both.
 fn run_chapter(file: &str) -> (String, String) {
+    run_chapter_in(file, |_| {})
+}
+
+/// [`run_chapter`], with `prepare` given the chapter's working directory first.
+fn run_chapter_in(file: &str, prepare: impl FnOnce(&std::path::Path)) -> (String, String) {
     let root = mni_tests::repo_root();
     let chapter = std::fs::read_to_string(root.join("book/src").join(file))
         .unwrap_or_else(|e| panic!("book/src/{file}: {e}"));
@@ -33,6 +40,7 @@ fn run_chapter(file: &str) -> (String, String) {
     assert!(commands.len() >= 10, "{file}: {commands:?}");
 
     let tmp = tempfile::tempdir().expect("tempdir");
+    prepare(tmp.path());
     // The session stops the background jobs (mni-dev, the operator) however the script ends.
     let mut session = Session::new(tmp.path())
         .path_first(&bins)
@@ -197,5 +205,73 @@ fn baremetal_chapter_commands_run() {
             "server.metal.mni.dev \"rack-1\" deleted",
             "No resources found",
         ],
+    );
+}
+
+/// Builds the platform operator's binary from `services/platform` (its own workspace, with
+/// mNi's lock file, as scripts/golden.sh builds it) into the directory of this build's
+/// binaries, where the chapter finds it on PATH.
+fn build_platform_operator() {
+    let root = mni_tests::repo_root();
+    let project = root.join("services/platform");
+    std::fs::copy(root.join("Cargo.lock"), project.join("Cargo.lock")).expect("copy Cargo.lock");
+    let target = mni_tests::book::bin_dir()
+        .parent()
+        .expect("target/<profile>")
+        .to_path_buf();
+    let status = mni_tests::clean_cargo_env(&mut std::process::Command::new(env!("CARGO")))
+        .args([
+            "build",
+            "--offline",
+            "--bin",
+            "mni-platform",
+            "--manifest-path",
+        ])
+        .arg(project.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", target)
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "building mni-platform failed");
+}
+
+#[test]
+fn tenants_chapter_commands_run() {
+    build_platform_operator();
+    let (stdout, stderr) = run_chapter_in("tenants.md", |dir| {
+        // The chapter is run beside a checkout of mNi, `mni/`.
+        std::os::unix::fs::symlink(mni_tests::repo_root(), dir.join("mni")).expect("symlink");
+    });
+    expect_all(
+        &stdout,
+        &stderr,
+        &[
+            "customresourcedefinition.apiextensions.k8s.io/tenants.platform.mni.dev created",
+            "clusterrole.rbac.authorization.k8s.io/mni-platform-tenant-admin created",
+            "tenant.platform.mni.dev/tenant-sample condition met",
+            "tenant-sample            [\"tenant-tenant-sample\"]",
+            "resourcequota/",
+            "limitrange/",
+            "networkpolicy.networking.k8s.io/",
+            "rolebinding.rbac.authorization.k8s.io/",
+            "virtualprivatecloud.network.mni.dev/default",
+            "{\"pods\":\"20\",\"requests.cpu\":\"4\",\"requests.memory\":\"8Gi\"}",
+            "tenant.platform.mni.dev/dev condition met",
+            "[\"tenant-tenant-sample-dev\"] [\"tenant-sample\",\"dev\"]",
+            "tenant.platform.mni.dev/qa condition met",
+            "QuotaExceedsParent: spec.quota.pods: the sub-tenants of \"tenant-sample\" would ask for 21 together, more than its quota of 20",
+            "namespaces \"tenant-tenant-sample-qa\" not found",
+            "tenant.platform.mni.dev \"qa\" deleted",
+            "tenant.platform.mni.dev/tenant-sample",
+        ],
+    );
+    // can-i: yes in the tenant's namespace and its sub-tenant's, no elsewhere.
+    let answers: Vec<&str> = stdout
+        .lines()
+        .filter(|l| *l == "yes" || *l == "no")
+        .collect();
+    assert_eq!(answers, ["yes", "no", "no", "yes"], "{stdout}");
+    assert!(
+        !stdout.contains("tenant.platform.mni.dev/dev\n"),
+        "{stdout}"
     );
 }
