@@ -10,6 +10,12 @@
 //! refused), its `desired` module builds the objects. `src/main.rs` registers the controller
 //! with a `mni_operator::Manager`; the tests under `tests/` run it against an in-process
 //! control plane, with real ServiceAccount tokens for the isolation checks.
+//!
+//! Beside the operator, the platform's front page: [`registry`] reads which mNi services are
+//! installed from OLM's ClusterServiceVersions, [`console`] serves the page listing tenants
+//! and services with links to each service's UI (the `mni-console` binary).
 
 pub mod api;
+pub mod console;
 pub mod controllers;
+pub mod registry;
