@@ -208,10 +208,10 @@ fn baremetal_chapter_commands_run() {
     );
 }
 
-/// Builds the platform operator's binary from `services/platform` (its own workspace, with
-/// mNi's lock file, as scripts/golden.sh builds it) into the directory of this build's
-/// binaries, where the chapter finds it on PATH.
-fn build_platform_operator() {
+/// Builds the platform's binaries, `mni-platform` and `mni-console`, from `services/platform`
+/// (its own workspace, with mNi's lock file, as scripts/golden.sh builds it) into the
+/// directory of this build's binaries, where the chapter finds them on PATH.
+fn build_platform() {
     let root = mni_tests::repo_root();
     let project = root.join("services/platform");
     std::fs::copy(root.join("Cargo.lock"), project.join("Cargo.lock")).expect("copy Cargo.lock");
@@ -225,18 +225,23 @@ fn build_platform_operator() {
             "--offline",
             "--bin",
             "mni-platform",
-            "--manifest-path",
+            "--bin",
+            "mni-console",
         ])
+        .arg("--manifest-path")
         .arg(project.join("Cargo.toml"))
         .env("CARGO_TARGET_DIR", target)
         .status()
         .expect("cargo runs");
-    assert!(status.success(), "building mni-platform failed");
+    assert!(
+        status.success(),
+        "building mni-platform and mni-console failed"
+    );
 }
 
 #[test]
 fn tenants_chapter_commands_run() {
-    build_platform_operator();
+    build_platform();
     let (stdout, stderr) = run_chapter_in("tenants.md", |dir| {
         // The chapter is run beside a checkout of mNi, `mni/`.
         std::os::unix::fs::symlink(mni_tests::repo_root(), dir.join("mni")).expect("symlink");
@@ -260,6 +265,10 @@ fn tenants_chapter_commands_run() {
             "tenant.platform.mni.dev/qa condition met",
             "QuotaExceedsParent: spec.quota.pods: the sub-tenants of \"tenant-sample\" would ask for 21 together, more than its quota of 20",
             "namespaces \"tenant-tenant-sample-qa\" not found",
+            "clusterserviceversion.operators.coreos.com/mni-vpc.v0.1.0 condition met",
+            "[{\"name\":\"mni-vpc.v0.1.0\",\"namespace\":\"operators\",",
+            "\"kinds\":[\"Network\",\"VirtualPrivateCloud\"]}]",
+            "{\"name\":\"tenant-sample\",\"namespaces\":[\"tenant-tenant-sample\"],\"ready\":\"True\"}",
             "tenant.platform.mni.dev \"qa\" deleted",
             "tenant.platform.mni.dev/tenant-sample",
         ],
