@@ -301,12 +301,14 @@ fn csv(inputs: &ProjectInputs, request: &BundleRequest, package: &str) -> Value 
     }
     let prefix = &inputs.name_prefix;
     let mut service_account = String::new();
+    let mut manager_account = String::new();
     let deployments: Vec<Value> = inputs
         .deployments
         .iter()
         .map(|d| {
             let mut spec = d.get("spec").cloned().unwrap_or(Value::Null);
             if let Some(sa) = spec.pointer_mut("/template/spec/serviceAccountName") {
+                manager_account = sa.as_str().unwrap_or_default().to_owned();
                 *sa = Value::String(format!("{prefix}{}", sa.as_str().unwrap_or_default()));
                 service_account = sa.as_str().unwrap_or_default().to_owned();
             }
@@ -333,7 +335,7 @@ fn csv(inputs: &ProjectInputs, request: &BundleRequest, package: &str) -> Value 
         inputs
             .roles
             .iter()
-            .filter(|r| kind(r) == role_kind)
+            .filter(|r| kind(r) == role_kind && is_bound_to(r, &inputs.bindings, &manager_account))
             .map(|r| json!({"serviceAccountName": service_account, "rules": r.get("rules").cloned().unwrap_or(json!([]))}))
             .collect()
     };
@@ -392,6 +394,27 @@ const RELEASE_FIELDS: [(&str, &str); 4] = [
 ];
 
 /// Sets `pointer` (whose parent exists as an object) in `value`.
+/// Whether `role` holds the rules of the ServiceAccount `account`: some binding of
+/// `config/rbac` refers to it with `account` as a subject. A role that no binding refers to is
+/// not the operator's (say, a ClusterRole the operator binds for others, which it may only
+/// `bind`), nor is one bound to another ServiceAccount; only a project without any binding
+/// gives every role to the operator, as the bundle did before bindings were read.
+fn is_bound_to(role: &Value, bindings: &[Value], account: &str) -> bool {
+    if bindings.is_empty() {
+        return true;
+    }
+    let name = role.pointer("/metadata/name").and_then(Value::as_str);
+    bindings.iter().any(|binding| {
+        binding.pointer("/roleRef/kind").and_then(Value::as_str) == Some(kind(role))
+            && binding.pointer("/roleRef/name").and_then(Value::as_str) == name
+            && binding["subjects"].as_array().is_some_and(|subjects| {
+                subjects
+                    .iter()
+                    .any(|s| s["kind"] == "ServiceAccount" && s["name"].as_str() == Some(account))
+            })
+    })
+}
+
 fn set_pointer(value: &mut Value, pointer: &str, new: Value) {
     if let Some((parent, key)) = pointer.rsplit_once('/')
         && let Some(Value::Object(map)) = value.pointer_mut(parent)
@@ -611,6 +634,64 @@ fn copy_dir(from: &Path, to: &Path) -> Result<(), BundleError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_roles_bound_to_the_operator_s_account_are_its_permissions() {
+        let role = |kind: &str, name: &str| json!({"kind": kind, "metadata": {"name": name}});
+        let binding = |kind: &str, role_kind: &str, role: &str, account: &str| {
+            json!({"kind": kind, "roleRef": {"kind": role_kind, "name": role},
+                   "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": "system"}]})
+        };
+        let bindings = [
+            binding(
+                "ClusterRoleBinding",
+                "ClusterRole",
+                "manager-role",
+                "controller-manager",
+            ),
+            binding(
+                "RoleBinding",
+                "Role",
+                "leader-election-role",
+                "controller-manager",
+            ),
+            binding("ClusterRoleBinding", "ClusterRole", "console", "console"),
+        ];
+        let manager = "controller-manager";
+        assert!(is_bound_to(
+            &role("ClusterRole", "manager-role"),
+            &bindings,
+            manager
+        ));
+        assert!(is_bound_to(
+            &role("Role", "leader-election-role"),
+            &bindings,
+            manager
+        ));
+        // Another account's role, a role of the same name but another kind, and a role the
+        // operator only binds for others are not the operator's.
+        assert!(!is_bound_to(
+            &role("ClusterRole", "console"),
+            &bindings,
+            manager
+        ));
+        assert!(!is_bound_to(
+            &role("Role", "manager-role"),
+            &bindings,
+            manager
+        ));
+        assert!(!is_bound_to(
+            &role("ClusterRole", "tenant-admin"),
+            &bindings,
+            manager
+        ));
+        // Without any binding, every role is the operator's.
+        assert!(is_bound_to(
+            &role("ClusterRole", "tenant-admin"),
+            &[],
+            manager
+        ));
+    }
 
     #[test]
     fn titles_split_camel_case() {

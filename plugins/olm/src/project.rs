@@ -33,6 +33,8 @@ pub(crate) struct ProjectInputs {
     pub(crate) deployments: Vec<Value>,
     /// Roles and ClusterRoles of `config/rbac`.
     pub(crate) roles: Vec<Value>,
+    /// RoleBindings and ClusterRoleBindings of `config/rbac`: which roles are the operator's.
+    pub(crate) bindings: Vec<Value>,
     /// The `namePrefix` of `config/default/kustomization.yaml`.
     pub(crate) name_prefix: String,
 }
@@ -89,8 +91,10 @@ impl ProjectInputs {
                 }
             }
             for object in read_dir(&dir.join("rbac"))? {
-                if matches!(kind(&object), "Role" | "ClusterRole") {
-                    inputs.roles.push(object);
+                match kind(&object) {
+                    "Role" | "ClusterRole" => inputs.roles.push(object),
+                    "RoleBinding" | "ClusterRoleBinding" => inputs.bindings.push(object),
+                    _ => {}
                 }
             }
             if inputs.name_prefix.is_empty() {

@@ -52,3 +52,53 @@ fn the_committed_catalog_is_current() {
     assert!(vm.contains("type: olm.gvk.required"), "{vm}");
     assert!(vm.contains("kind: VirtualPrivateCloud"), "{vm}");
 }
+
+/// The platform operator's `config/rbac` also holds the console's ClusterRole (bound to the
+/// console's own ServiceAccount) and the ClusterRoles it binds for tenants' groups: neither
+/// is the operator's to hold, so neither is in its CSV's permissions.
+#[test]
+fn roles_of_other_accounts_stay_out_of_the_operator_s_permissions() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let tmp = tempfile::tempdir().expect("tmp");
+    let out = tmp.path().join("bundle");
+    let request = mni_plugin_olm::BundleRequest::new("0.1.0");
+    mni_plugin_olm::write_bundle(&repo.join("services/platform"), &out, &request)
+        .expect("bundles the platform operator");
+    let csv: serde_yaml::Value = serde_yaml::from_str(
+        &fs::read_to_string(out.join("manifests/mni-platform.clusterserviceversion.yaml"))
+            .expect("the CSV"),
+    )
+    .expect("YAML");
+    let install = &csv["spec"]["install"]["spec"];
+    let resources = |key: &str| -> Vec<String> {
+        install[key]
+            .as_sequence()
+            .into_iter()
+            .flatten()
+            .inspect(|p| {
+                assert_eq!(
+                    p["serviceAccountName"].as_str(),
+                    Some("mni-platform-controller-manager")
+                );
+            })
+            .flat_map(|p| p["rules"].as_sequence().cloned().unwrap_or_default())
+            .flat_map(|r| r["resources"].as_sequence().cloned().unwrap_or_default())
+            .filter_map(|r| r.as_str().map(str::to_owned))
+            .collect()
+    };
+    let cluster = resources("clusterPermissions");
+    assert!(
+        cluster.contains(&"tenants/status".to_owned()),
+        "{cluster:?}"
+    );
+    assert!(cluster.contains(&"namespaces".to_owned()), "{cluster:?}");
+    // The console's read of CSVs and the tenant admins' VMs and servers are not the
+    // operator's (it writes VPCs itself, the tenants' default ones).
+    for other in ["clusterserviceversions", "instances", "servers"] {
+        assert!(
+            !cluster.contains(&other.to_owned()),
+            "{other} in {cluster:?}"
+        );
+    }
+    assert!(resources("permissions").contains(&"leases".to_owned()));
+}
