@@ -46,7 +46,7 @@ mod fleet;
 #[path = "support/procs.rs"]
 mod procs;
 
-use fleet::{env_number, median, start_dev, wait_all};
+use fleet::{median, sizes, start_dev, stat, wait_all};
 use procs::{Guard, cpu_secs, peak_rss_mib};
 use serde_json::json;
 
@@ -90,11 +90,7 @@ async fn main() -> ExitCode {
 }
 
 async fn bench(mode: Mode, report: &mut Report) -> Result<()> {
-    let count = env_number("MNI_BENCH_SERVERS", mode.pick(100, 3))?;
-    let runs = env_number("MNI_BENCH_RUNS", mode.pick(3, 1))?;
-    if count == 0 || runs == 0 {
-        bail!("MNI_BENCH_SERVERS and MNI_BENCH_RUNS must be at least 1");
-    }
+    let (count, runs) = sizes(mode, "MNI_BENCH_SERVERS", 100, 3)?;
     let binaries = build(mode)?;
     let mut measured = Vec::new();
     for run in 1..=runs {
@@ -112,11 +108,7 @@ async fn bench(mode: Mode, report: &mut Report) -> Result<()> {
         );
         measured.push(m);
     }
-    let stat = if runs == 1 {
-        "1 run".to_owned()
-    } else {
-        format!("median of {runs}")
-    };
+    let stat = stat(runs);
     let median_of = |f: fn(&Run) -> f64| median(measured.iter().map(f).collect());
     let label = |what: &str| format!("{count} servers: {what} ({stat})");
     report.figure(

@@ -24,13 +24,38 @@ fn api_kind(api: &Api<DynamicObject>) -> String {
 }
 
 /// A count from the environment variable `name`, or `default`.
-pub(crate) fn env_number(name: &str, default: usize) -> Result<usize> {
+fn env_number(name: &str, default: usize) -> Result<usize> {
     match std::env::var(name) {
         Ok(v) => v
             .trim()
             .parse()
             .with_context(|| format!("{name}={v:?} is not a number")),
         Err(_) => Ok(default),
+    }
+}
+
+/// The fleet's size from `count_var` and the number of runs from `MNI_BENCH_RUNS`: `full`
+/// objects in 3 runs, or `smoke` objects once in smoke mode; both at least 1.
+pub(crate) fn sizes(
+    mode: mni_bench::Mode,
+    count_var: &str,
+    full: usize,
+    smoke: usize,
+) -> Result<(usize, usize)> {
+    let count = env_number(count_var, mode.pick(full, smoke))?;
+    let runs = env_number("MNI_BENCH_RUNS", mode.pick(3, 1))?;
+    if count == 0 || runs == 0 {
+        bail!("{count_var} and MNI_BENCH_RUNS must be at least 1");
+    }
+    Ok((count, runs))
+}
+
+/// How a figure over `runs` runs is labelled: `1 run`, `median of 3`.
+pub(crate) fn stat(runs: usize) -> String {
+    if runs == 1 {
+        "1 run".to_owned()
+    } else {
+        format!("median of {runs}")
     }
 }
 
