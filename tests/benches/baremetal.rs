@@ -30,7 +30,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
@@ -46,8 +45,8 @@ mod fleet;
 #[path = "support/procs.rs"]
 mod procs;
 
-use fleet::{median, sizes, start_dev, stat, wait_all};
-use procs::{Guard, cpu_secs, peak_rss_mib};
+use fleet::{client, kubectl_apply, median, sizes, start_dev, start_operator, stat, wait_all};
+use procs::{cpu_secs, peak_rss_mib};
 use serde_json::json;
 
 const NAMESPACE: &str = "default";
@@ -285,37 +284,10 @@ async fn fleet(binaries: &Binaries, count: usize, mode: Mode) -> Result<Run> {
         &dev_log,
         &["--simulate-upstream", "metal3"],
     )?;
-    let status = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(&kubeconfig)
-        .args(["apply", "-f"])
-        .arg(&binaries.crds)
-        .stdout(Stdio::null())
-        .status()
-        .context("kubectl")?;
-    if !status.success() {
-        bail!("kubectl apply of the Server CRDs failed");
-    }
+    kubectl_apply(&kubeconfig, &binaries.crds)?;
     let operator_log = tmp.path().join("operator.log");
-    let out = std::fs::File::create(&operator_log)?;
-    let operator = Guard(
-        Command::new(&binaries.operator)
-            .args(["--metrics-bind-address", "0"])
-            .args(["--health-probe-bind-address", "0"])
-            .env("KUBECONFIG", &kubeconfig)
-            .env("RUST_LOG", "warn")
-            .stdout(out.try_clone()?)
-            .stderr(out)
-            .spawn()
-            .with_context(|| format!("starting {}", binaries.operator.display()))?,
-    );
-
-    let config = kube::Config::from_custom_kubeconfig(
-        kube::config::Kubeconfig::read_from(&kubeconfig)?,
-        &kube::config::KubeConfigOptions::default(),
-    )
-    .await?;
-    let client = kube::Client::try_from(config)?;
+    let operator = start_operator(&binaries.operator, &kubeconfig, &operator_log)?;
+    let client = client(&kubeconfig).await?;
     let secret: Secret = serde_json::from_value(json!({
         "apiVersion": "v1", "kind": "Secret",
         "metadata": { "name": "bmc" },

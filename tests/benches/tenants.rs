@@ -20,7 +20,7 @@
 //! (or `MNI_BENCH_SMOKE=1`) runs 5 tenants once on the debug builds.
 
 use std::path::PathBuf;
-use std::process::{Command, ExitCode, Stdio};
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
@@ -35,8 +35,8 @@ mod fleet;
 #[path = "support/procs.rs"]
 mod procs;
 
-use fleet::{median, sizes, start_dev, stat, wait_all};
-use procs::{Guard, cpu_secs, peak_rss_mib};
+use fleet::{client, kubectl_apply, median, sizes, start_dev, start_operator, stat, wait_all};
+use procs::{cpu_secs, peak_rss_mib};
 
 /// Concurrent clients creating the tenants.
 const CLIENTS: usize = 16;
@@ -154,38 +154,11 @@ async fn onboard(binaries: &Binaries, count: usize, mode: Mode) -> Result<Run> {
     let dev_log = tmp.path().join("mni-dev.log");
     let dev = start_dev(&binaries.dev, tmp.path(), &kubeconfig, &dev_log, &[])?;
     for manifest in &binaries.manifests {
-        let status = Command::new("kubectl")
-            .arg("--kubeconfig")
-            .arg(&kubeconfig)
-            .args(["apply", "--server-side", "-f"])
-            .arg(manifest)
-            .stdout(Stdio::null())
-            .status()
-            .context("kubectl")?;
-        if !status.success() {
-            bail!("kubectl apply -f {} failed", manifest.display());
-        }
+        kubectl_apply(&kubeconfig, manifest)?;
     }
     let operator_log = tmp.path().join("operator.log");
-    let out = std::fs::File::create(&operator_log)?;
-    let operator = Guard(
-        Command::new(&binaries.operator)
-            .args(["--metrics-bind-address", "0"])
-            .args(["--health-probe-bind-address", "0"])
-            .env("KUBECONFIG", &kubeconfig)
-            .env("RUST_LOG", "warn")
-            .stdout(out.try_clone()?)
-            .stderr(out)
-            .spawn()
-            .with_context(|| format!("starting {}", binaries.operator.display()))?,
-    );
-
-    let config = kube::Config::from_custom_kubeconfig(
-        kube::config::Kubeconfig::read_from(&kubeconfig)?,
-        &kube::config::KubeConfigOptions::default(),
-    )
-    .await?;
-    let client = kube::Client::try_from(config)?;
+    let operator = start_operator(&binaries.operator, &kubeconfig, &operator_log)?;
+    let client = client(&kubeconfig).await?;
     let gvk = GroupVersionKind::gvk("platform.mni.dev", "v1alpha1", "Tenant");
     let resource = ApiResource::from_gvk_with_plural(&gvk, "tenants");
     let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);

@@ -110,6 +110,49 @@ pub(crate) fn start_dev(
     Ok(dev)
 }
 
+/// `kubectl apply -f path` (a file or a directory) against the cluster of `kubeconfig`.
+pub(crate) fn kubectl_apply(kubeconfig: &Path, path: &Path) -> Result<()> {
+    let status = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(["apply", "--server-side", "-f"])
+        .arg(path)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .context("kubectl")?;
+    if !status.success() {
+        bail!("kubectl apply -f {} failed", path.display());
+    }
+    Ok(())
+}
+
+/// Starts an operator binary (no metrics or probe ports, admin credentials of `kubeconfig`),
+/// logging to `log`.
+pub(crate) fn start_operator(binary: &Path, kubeconfig: &Path, log: &Path) -> Result<Guard> {
+    let out = std::fs::File::create(log)?;
+    Ok(Guard(
+        Command::new(binary)
+            .args(["--metrics-bind-address", "0"])
+            .args(["--health-probe-bind-address", "0"])
+            .env("KUBECONFIG", kubeconfig)
+            .env("RUST_LOG", "warn")
+            .stdout(out.try_clone()?)
+            .stderr(out)
+            .spawn()
+            .with_context(|| format!("starting {}", binary.display()))?,
+    ))
+}
+
+/// A client for the cluster of `kubeconfig`.
+pub(crate) async fn client(kubeconfig: &Path) -> Result<kube::Client> {
+    let config = kube::Config::from_custom_kubeconfig(
+        kube::config::Kubeconfig::read_from(kubeconfig)?,
+        &kube::config::KubeConfigOptions::default(),
+    )
+    .await?;
+    Ok(kube::Client::try_from(config)?)
+}
+
 /// The last `n` lines of a log file, for a failure message.
 pub(crate) fn tail(path: &Path, n: usize) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
