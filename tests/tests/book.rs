@@ -1,6 +1,6 @@
 //! Runs every `$ ` command of the book chapters "Your first operator", "Build your first
 //! service", "Give a tenant a VPC", "Give a tenant a virtual machine", "Bring your own bare
-//! metal" and "Onboard tenants with the platform operator", in order, each chapter in one bash
+//! metal" and "Install the mNi platform and onboard tenants", in order, each chapter in one bash
 //! session in a temporary directory, with the `mni-scaffold` and `mni-dev` binaries of this build
 //! (and `mni-platform`, built from `services/platform`) and kubectl on PATH — and checks what
 //! the chapter says happens.
@@ -250,8 +250,10 @@ fn tenants_chapter_commands_run() {
         &stdout,
         &stderr,
         &[
-            "customresourcedefinition.apiextensions.k8s.io/tenants.platform.mni.dev created",
-            "clusterrole.rbac.authorization.k8s.io/mni-platform-tenant-admin created",
+            "clusterserviceversion.operators.coreos.com/mni-platform.v0.1.0 condition met",
+            "clusterserviceversion.operators.coreos.com/mni-vm.v0.1.0 condition met",
+            "customresourcedefinition.apiextensions.k8s.io/tenants.platform.mni.dev\n",
+            "clusterrole.rbac.authorization.k8s.io/mni-platform-tenant-viewer\n",
             "tenant.platform.mni.dev/tenant-sample condition met",
             "tenant-sample            [\"tenant-tenant-sample\"]",
             "resourcequota/",
@@ -265,9 +267,10 @@ fn tenants_chapter_commands_run() {
             "tenant.platform.mni.dev/qa condition met",
             "QuotaExceedsParent: spec.quota.pods: the sub-tenants of \"tenant-sample\" would ask for 21 together, more than its quota of 20",
             "namespaces \"tenant-tenant-sample-qa\" not found",
-            "clusterserviceversion.operators.coreos.com/mni-vpc.v0.1.0 condition met",
-            "[{\"name\":\"mni-vpc.v0.1.0\",\"namespace\":\"operators\",",
-            "\"kinds\":[\"Network\",\"VirtualPrivateCloud\"]}]",
+            "instance.compute.mni.dev/web created",
+            "User \"alice\" cannot create resource \"instances\" in API group \"compute.mni.dev\" in the namespace \"default\"",
+            "{\"name\":\"mni-platform.v0.1.0\",\"namespace\":\"operators\",\"displayName\":\"Mni Platform\",\"version\":\"0.1.0\",\"kinds\":[\"Tenant\"]}",
+            "{\"name\":\"mni-vpc.v0.1.0\",\"namespace\":\"operators\",\"displayName\":\"Mni Vpc\",\"version\":\"0.1.0\",\"kinds\":[\"Network\",\"VirtualPrivateCloud\"]}",
             "{\"name\":\"tenant-sample\",\"namespaces\":[\"tenant-tenant-sample\"],\"ready\":\"True\"}",
             "tenant.platform.mni.dev \"qa\" deleted",
             "tenant.platform.mni.dev/tenant-sample",

@@ -87,7 +87,7 @@ struct UpArgs {
     #[arg(long)]
     olm: bool,
     /// Install these services through OLM and wait for them (comma-separated: `vpc`, `vm`,
-    /// `baremetal`, the catalog's packages without their `mni-` prefix). Implies `--olm` and
+    /// `baremetal`, `platform`, the catalog's packages without their `mni-` prefix). Implies `--olm` and
     /// the upstream simulators the services drive (vpc: kube-ovn; vm: kubevirt and kube-ovn;
     /// baremetal: metal3). Creates the namespaces `olm` and `operators`, the CatalogSource
     /// `olm/mni-services` on the catalog, the OperatorGroup `operators/global-operators` and

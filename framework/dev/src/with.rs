@@ -517,8 +517,8 @@ fn ui_kinds(csv: &DynamicObject) -> Vec<String> {
 pub(crate) fn console_lines(selection: &Selection, installed: &[Installed]) -> Vec<String> {
     if selection.has_console() {
         return vec![format!(
-            "console: served by the {CONSOLE_PACKAGE} operator; its Service is in namespace \
-             {OPERATORS_NAMESPACE} (kubectl -n {OPERATORS_NAMESPACE} get services)"
+            "console: {CONSOLE_PACKAGE} is installed; serve its front page with `mni-console \
+             --listen 127.0.0.1:8070` (services/platform) and this kubeconfig"
         )];
     }
     let mut lines = vec![format!(
@@ -589,7 +589,10 @@ mod tests {
         let (_dir, catalog) = embedded();
         let mut packages: Vec<&str> = catalog.packages.iter().map(|p| p.name.as_str()).collect();
         packages.sort_unstable();
-        assert_eq!(packages, ["mni-baremetal", "mni-vm", "mni-vpc"]);
+        assert_eq!(
+            packages,
+            ["mni-baremetal", "mni-platform", "mni-vm", "mni-vpc"]
+        );
     }
 
     #[test]
@@ -609,10 +612,10 @@ mod tests {
             &["vm", "nosuch"],
             Err("--with nosuch: no such service in the catalog"),
         );
-        check(&["nosuch"], Err("valid: baremetal, vm, vpc"));
+        check(&["nosuch"], Err("valid: baremetal, platform, vm, vpc"));
         check(
             &[],
-            Err("--with names no service: give one or more of baremetal, vm, vpc"),
+            Err("--with names no service: give one or more of baremetal, platform, vm, vpc"),
         );
         check(&["", " "], Err("--with names no service"));
     }
@@ -636,6 +639,7 @@ mod tests {
                 .upstreams()
         };
         assert_eq!(select(&["vpc"]), [Upstream::KubeOvn]);
+        assert_eq!(select(&["platform"]), []);
         assert_eq!(select(&["vm"]), [Upstream::Kubevirt, Upstream::KubeOvn]);
         assert_eq!(
             select(&["vpc", "vm", "baremetal"]),

@@ -158,6 +158,25 @@ pub fn generate(
         format!("manifests/{package}.clusterserviceversion.yaml"),
         yaml(&csv),
     );
+    // ClusterRoles that no binding of config/rbac refers to are for others to be bound to
+    // (an operator that binds them for its users holds only `bind`): they ship beside the
+    // CSV, as operator-sdk ships them, and OLM creates them with the operator.
+    if !inputs.bindings.is_empty() {
+        for role in inputs
+            .roles
+            .iter()
+            .filter(|r| kind(r) == "ClusterRole" && !is_referenced(r, &inputs.bindings))
+        {
+            let name = role
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            files.insert(
+                format!("manifests/{name}_rbac.authorization.k8s.io_v1_clusterrole.yaml"),
+                yaml(role),
+            );
+        }
+    }
     let annotations = [
         (
             "operators.operatorframework.io.bundle.mediatype.v1",
@@ -403,16 +422,25 @@ fn is_bound_to(role: &Value, bindings: &[Value], account: &str) -> bool {
     if bindings.is_empty() {
         return true;
     }
-    let name = role.pointer("/metadata/name").and_then(Value::as_str);
     bindings.iter().any(|binding| {
-        binding.pointer("/roleRef/kind").and_then(Value::as_str) == Some(kind(role))
-            && binding.pointer("/roleRef/name").and_then(Value::as_str) == name
+        refers_to(binding, role)
             && binding["subjects"].as_array().is_some_and(|subjects| {
                 subjects
                     .iter()
                     .any(|s| s["kind"] == "ServiceAccount" && s["name"].as_str() == Some(account))
             })
     })
+}
+
+/// Whether `binding`'s `roleRef` names `role`.
+fn refers_to(binding: &Value, role: &Value) -> bool {
+    binding.pointer("/roleRef/kind").and_then(Value::as_str) == Some(kind(role))
+        && binding.pointer("/roleRef/name") == role.pointer("/metadata/name")
+}
+
+/// Whether any of `bindings` refers to `role`.
+fn is_referenced(role: &Value, bindings: &[Value]) -> bool {
+    bindings.iter().any(|binding| refers_to(binding, role))
 }
 
 fn set_pointer(value: &mut Value, pointer: &str, new: Value) {

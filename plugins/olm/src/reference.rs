@@ -1,5 +1,5 @@
 //! The committed OLM catalog of the reference services, `services/catalog/`: one bundle per
-//! service (`bundles/<package>/`) and the file-based catalog of all three (`catalog/`).
+//! service (`bundles/<package>/`) and the file-based catalog of all of them (`catalog/`).
 //!
 //! Regenerate it with `cargo run -p mni-plugin-olm --bin regen-olm-catalog`; the test
 //! `reference_catalog` of this crate fails when the committed tree drifts from what
@@ -35,6 +35,9 @@ pub fn services() -> Vec<(&'static str, &'static str, BundleRequest)> {
             request("mni-vm").with_dependency("mni-vpc", ">=0.1.0 <0.2.0"),
         ),
         ("baremetal", "mni-baremetal", request("mni-baremetal")),
+        // The platform operator (tenants); its tenants' default VPCs come from mni-vpc when
+        // that is installed, so it does not require it.
+        ("platform", "mni-platform", request("mni-platform")),
     ]
 }
 

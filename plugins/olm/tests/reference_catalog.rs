@@ -101,4 +101,14 @@ fn roles_of_other_accounts_stay_out_of_the_operator_s_permissions() {
         );
     }
     assert!(resources("permissions").contains(&"leases".to_owned()));
+    // The tenant roles it binds ship beside the CSV; the console's role (bound to the
+    // console's account) does not.
+    for role in ["mni-platform-tenant-admin", "mni-platform-tenant-viewer"] {
+        let file = format!("manifests/{role}_rbac.authorization.k8s.io_v1_clusterrole.yaml");
+        assert!(out.join(&file).is_file(), "{file}");
+    }
+    assert!(
+        !out.join("manifests/console_rbac.authorization.k8s.io_v1_clusterrole.yaml")
+            .exists()
+    );
 }

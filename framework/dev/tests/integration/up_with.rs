@@ -108,12 +108,12 @@ fn with_refuses_unknown_and_empty_names_naming_the_valid_ones() {
     let err = up_fails(&["--with", "vm,nosuch"]);
     assert!(
         err.contains("--with nosuch: no such service in the catalog")
-            && err.contains("valid: baremetal, vm, vpc"),
+            && err.contains("valid: baremetal, platform, vm, vpc"),
         "{err}"
     );
     let err = up_fails(&["--with", ","]);
     assert!(
-        err.contains("--with names no service: give one or more of baremetal, vm, vpc"),
+        err.contains("--with names no service: give one or more of baremetal, platform, vm, vpc"),
         "{err}"
     );
     let err = up_fails(&["--with", "vm", "--no-simulate"]);
