@@ -2,7 +2,7 @@
 //! with webhooks" (`book/src/webhooks.md`), "Keep your project
 //! current" (`book/src/keep-current.md`) and "Ship your service through OLM" (`book/src/olm.md`): every `$ ` line of their
 //! ```console blocks runs, in order, in one bash session in a temporary directory, with this
-//! build's `mni-scaffold` on PATH, `MNI_PLUGINS_PATH` an empty plugins directory (the chapter
+//! build's `mni-scaffold` (and `mni-dev`) on PATH, `MNI_PLUGINS_PATH` an empty plugins directory (the chapter
 //! installs the sample plugin there) and `MNI_REPO` this checkout; the output the chapter shows
 //! under a command must be what it prints (stdout and stderr together).
 //!
@@ -78,7 +78,7 @@ fn run_chapter(chapter: &str, min_steps: usize) -> tempfile::TempDir {
     let mut session = Session::new(&work).line("exec 2>&1");
     for (i, step) in steps.iter().enumerate() {
         session.push_line(&format!("echo '{}'", marker(i)));
-        session.push_line(&step.command);
+        session.push_command(&step.command);
     }
     let bin = Path::new(env!("CARGO_BIN_EXE_mni-scaffold"))
         .parent()
@@ -159,7 +159,17 @@ fn webhooks_chapter_commands_run() {
 
 #[test]
 fn olm_chapter_commands_run() {
-    let tmp = run_chapter("olm.md", 12);
+    // The install section runs the control plane of this build.
+    let bin = Path::new(env!("CARGO_BIN_EXE_mni-scaffold"))
+        .parent()
+        .expect("bin dir")
+        .join("mni-dev");
+    assert!(
+        bin.is_file(),
+        "{} is built with the workspace tests (cargo nextest run --workspace, or cargo build -p mni-dev)",
+        bin.display()
+    );
+    let tmp = run_chapter("olm.md", 24);
     let fleet = tmp.path().join("work/fleet");
     let csv =
         std::fs::read_to_string(fleet.join("bundle/manifests/fleet.clusterserviceversion.yaml"))
