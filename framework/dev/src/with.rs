@@ -25,6 +25,7 @@ use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 
 use crate::Upstream;
+use mni_olm_lifecycle::resources;
 
 /// The reference services' file-based catalog (`services/catalog/catalog`), as it was when
 /// this binary was built (`build.rs` rebuilds it when the directory changes).
@@ -290,7 +291,7 @@ impl Selection {
                        "metadata": {"name": OPERATORS_NAMESPACE}}),
             ),
             (
-                olm("v1alpha1", "CatalogSource", "catalogsources"),
+                resources::catalog_source(),
                 json!({
                     "apiVersion": "operators.coreos.com/v1alpha1",
                     "kind": "CatalogSource",
@@ -306,7 +307,7 @@ impl Selection {
                 }),
             ),
             (
-                olm("v1", "OperatorGroup", "operatorgroups"),
+                resources::operator_group(),
                 json!({
                     "apiVersion": "operators.coreos.com/v1",
                     "kind": "OperatorGroup",
@@ -317,7 +318,7 @@ impl Selection {
         ];
         for chosen in &self.chosen {
             objects.push((
-                subscriptions(),
+                resources::subscription(),
                 json!({
                     "apiVersion": "operators.coreos.com/v1alpha1",
                     "kind": "Subscription",
@@ -360,17 +361,13 @@ impl Selection {
         limit: Duration,
     ) -> Result<Vec<Installed>, Error> {
         let start = Instant::now();
-        let subs: Api<DynamicObject> =
-            Api::namespaced_with(client.clone(), OPERATORS_NAMESPACE, &subscriptions());
-        let csvs: Api<DynamicObject> = Api::namespaced_with(
+        let subs: Api<DynamicObject> = Api::namespaced_with(
             client.clone(),
             OPERATORS_NAMESPACE,
-            &olm(
-                "v1alpha1",
-                "ClusterServiceVersion",
-                "clusterserviceversions",
-            ),
+            &resources::subscription(),
         );
+        let csvs: Api<DynamicObject> =
+            Api::namespaced_with(client.clone(), OPERATORS_NAMESPACE, &resources::csv());
         let list = |what: &'static str| {
             move |source| Error::Api {
                 what: format!("listing {what} in namespace {OPERATORS_NAMESPACE}"),
@@ -539,17 +536,6 @@ pub(crate) fn console_lines(selection: &Selection, installed: &[Installed]) -> V
 
 fn namespace() -> ApiResource {
     ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("", "v1", "Namespace"), "namespaces")
-}
-
-fn olm(version: &str, kind: &str, plural: &str) -> ApiResource {
-    ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("operators.coreos.com", version, kind),
-        plural,
-    )
-}
-
-fn subscriptions() -> ApiResource {
-    olm("v1alpha1", "Subscription", "subscriptions")
 }
 
 #[cfg(test)]

@@ -31,3 +31,8 @@ pub use catalogs::CATALOG_DIR_ANNOTATION;
 pub use controller::{DEFAULT_INSTALL_TIMEOUT, DEFAULT_POLL_INTERVAL, Error, Lifecycle};
 pub use crds::{Error as CrdError, crds};
 pub use objects::FIELD_MANAGER;
+
+/// The dynamic resources of OLM's kinds, for clients that write them (`mni-dev up --with`).
+pub mod resources {
+    pub use crate::objects::{catalog_source, csv, install_plan, operator_group, subscription};
+}

@@ -37,27 +37,27 @@ pub(crate) fn olm(version: &str, kind: &str, plural: &str) -> ApiResource {
 }
 
 /// `CatalogSource` (v1alpha1).
-pub(crate) fn catalog_source() -> ApiResource {
+pub fn catalog_source() -> ApiResource {
     olm("v1alpha1", "CatalogSource", "catalogsources")
 }
 
 /// `OperatorGroup` (v1).
-pub(crate) fn operator_group() -> ApiResource {
+pub fn operator_group() -> ApiResource {
     olm("v1", "OperatorGroup", "operatorgroups")
 }
 
 /// `Subscription` (v1alpha1).
-pub(crate) fn subscription() -> ApiResource {
+pub fn subscription() -> ApiResource {
     olm("v1alpha1", "Subscription", "subscriptions")
 }
 
 /// `InstallPlan` (v1alpha1).
-pub(crate) fn install_plan() -> ApiResource {
+pub fn install_plan() -> ApiResource {
     olm("v1alpha1", "InstallPlan", "installplans")
 }
 
 /// `ClusterServiceVersion` (v1alpha1).
-pub(crate) fn csv() -> ApiResource {
+pub fn csv() -> ApiResource {
     olm(
         "v1alpha1",
         "ClusterServiceVersion",
