@@ -412,7 +412,6 @@ const RELEASE_FIELDS: [(&str, &str); 4] = [
     ),
 ];
 
-/// Sets `pointer` (whose parent exists as an object) in `value`.
 /// Whether `role` holds the rules of the ServiceAccount `account`: some binding of
 /// `config/rbac` refers to it with `account` as a subject. A role that no binding refers to is
 /// not the operator's (say, a ClusterRole the operator binds for others, which it may only
@@ -443,6 +442,7 @@ fn is_referenced(role: &Value, bindings: &[Value]) -> bool {
     bindings.iter().any(|binding| refers_to(binding, role))
 }
 
+/// Sets `pointer` (whose parent exists as an object) in `value`.
 fn set_pointer(value: &mut Value, pointer: &str, new: Value) {
     if let Some((parent, key)) = pointer.rsplit_once('/')
         && let Some(Value::Object(map)) = value.pointer_mut(parent)
