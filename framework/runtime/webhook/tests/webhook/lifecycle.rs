@@ -140,11 +140,14 @@ async fn add_to_runs_the_server_as_one_of_the_managers_runnables() {
         "{exposition}"
     );
 
-    // Stopped with the manager: the port is free again.
+    // Stopped with the manager: nothing listens on the port any more. (Connecting, not
+    // binding, is the check: once released, the kernel may hand the port to another test's
+    // outgoing connection, and a bind would then fail for a reason that is not the server's.)
     running.shutdown().await.expect("graceful shutdown");
-    tokio::net::TcpListener::bind(address)
+    let refused = tokio::net::TcpStream::connect(address)
         .await
-        .expect("the webhook server released its port");
+        .expect_err("the webhook server still listens after the manager stopped");
+    assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused, "{refused}");
 
     // Without its certificate the server cannot start, and the manager stops with that error.
     let empty = tempfile::tempdir().expect("tempdir");
