@@ -350,11 +350,11 @@ fn csv(inputs: &ProjectInputs, request: &BundleRequest, package: &str) -> Value 
             out
         })
         .collect();
-    let permissions = |role_kind: &str| -> Vec<Value> {
+    let permissions = |scope: Scope| -> Vec<Value> {
         inputs
             .roles
             .iter()
-            .filter(|r| kind(r) == role_kind && is_bound_to(r, &inputs.bindings, &manager_account))
+            .filter(|r| scope_of(r, &inputs.bindings, &manager_account) == Some(scope))
             .map(|r| json!({"serviceAccountName": service_account, "rules": r.get("rules").cloned().unwrap_or(json!([]))}))
             .collect()
     };
@@ -382,8 +382,8 @@ fn csv(inputs: &ProjectInputs, request: &BundleRequest, package: &str) -> Value 
         "customresourcedefinitions": {"owned": owned},
         "install": {"strategy": "deployment", "spec": {
             "deployments": deployments,
-            "permissions": permissions("Role"),
-            "clusterPermissions": permissions("ClusterRole"),
+            "permissions": permissions(Scope::Namespace),
+            "clusterPermissions": permissions(Scope::Cluster),
         }},
     });
     if let Some(icon) = olm("icon") {
@@ -412,23 +412,46 @@ const RELEASE_FIELDS: [(&str, &str); 4] = [
     ),
 ];
 
-/// Whether `role` holds the rules of the ServiceAccount `account`: some binding of
-/// `config/rbac` refers to it with `account` as a subject. A role that no binding refers to is
-/// not the operator's (say, a ClusterRole the operator binds for others, which it may only
-/// `bind`), nor is one bound to another ServiceAccount; only a project without any binding
-/// gives every role to the operator, as the bundle did before bindings were read.
-fn is_bound_to(role: &Value, bindings: &[Value], account: &str) -> bool {
+/// Where a role's rules apply for the operator: in its own namespace (the CSV's
+/// `permissions`, which OLM grants with a Role and RoleBinding there) or cluster-wide
+/// (`clusterPermissions`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    Namespace,
+    Cluster,
+}
+
+/// Where `role` grants its rules to the ServiceAccount `account`, if it does: a binding of
+/// `config/rbac` refers to it with `account` as a subject. A ClusterRole granted only through
+/// RoleBindings grants in the binding's namespace, as Kubernetes grants it — so it is a
+/// namespaced permission, not a cluster-wide one; only a ClusterRoleBinding makes it
+/// cluster-wide. A role that no binding refers to is not the operator's (say, a ClusterRole the
+/// operator binds for others, which it may only `bind`), nor is one bound to another
+/// ServiceAccount; only a project without any binding gives every role to the operator, by its
+/// kind, as the bundle did before bindings were read.
+fn scope_of(role: &Value, bindings: &[Value], account: &str) -> Option<Scope> {
+    let by_kind = match kind(role) {
+        "ClusterRole" => Scope::Cluster,
+        _ => Scope::Namespace,
+    };
     if bindings.is_empty() {
-        return true;
+        return Some(by_kind);
     }
-    bindings.iter().any(|binding| {
-        refers_to(binding, role)
-            && binding["subjects"].as_array().is_some_and(|subjects| {
-                subjects
-                    .iter()
-                    .any(|s| s["kind"] == "ServiceAccount" && s["name"].as_str() == Some(account))
-            })
-    })
+    bindings
+        .iter()
+        .filter(|binding| {
+            refers_to(binding, role)
+                && binding["subjects"].as_array().is_some_and(|subjects| {
+                    subjects.iter().any(|s| {
+                        s["kind"] == "ServiceAccount" && s["name"].as_str() == Some(account)
+                    })
+                })
+        })
+        .map(|binding| match kind(binding) {
+            "ClusterRoleBinding" => Scope::Cluster,
+            _ => Scope::Namespace,
+        })
+        .max_by_key(|scope| *scope == Scope::Cluster)
 }
 
 /// Whether `binding`'s `roleRef` names `role`.
@@ -670,55 +693,42 @@ mod tests {
             json!({"kind": kind, "roleRef": {"kind": role_kind, "name": role},
                    "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": "system"}]})
         };
+        let manager = "controller-manager";
         let bindings = [
-            binding(
-                "ClusterRoleBinding",
-                "ClusterRole",
-                "manager-role",
-                "controller-manager",
-            ),
-            binding(
-                "RoleBinding",
-                "Role",
-                "leader-election-role",
-                "controller-manager",
-            ),
+            binding("ClusterRoleBinding", "ClusterRole", "manager-role", manager),
+            binding("RoleBinding", "Role", "leader-election-role", manager),
+            binding("RoleBinding", "ClusterRole", "secret-reader", manager),
+            binding("RoleBinding", "ClusterRole", "both", manager),
+            binding("ClusterRoleBinding", "ClusterRole", "both", manager),
             binding("ClusterRoleBinding", "ClusterRole", "console", "console"),
         ];
-        let manager = "controller-manager";
-        assert!(is_bound_to(
-            &role("ClusterRole", "manager-role"),
-            &bindings,
-            manager
-        ));
-        assert!(is_bound_to(
-            &role("Role", "leader-election-role"),
-            &bindings,
-            manager
-        ));
+        let scope = |kind: &str, name: &str| scope_of(&role(kind, name), &bindings, manager);
+        assert_eq!(scope("ClusterRole", "manager-role"), Some(Scope::Cluster));
+        assert_eq!(
+            scope("Role", "leader-election-role"),
+            Some(Scope::Namespace)
+        );
+        // A ClusterRole bound only by a RoleBinding grants in one namespace; a
+        // ClusterRoleBinding beside it makes it cluster-wide.
+        assert_eq!(
+            scope("ClusterRole", "secret-reader"),
+            Some(Scope::Namespace)
+        );
+        assert_eq!(scope("ClusterRole", "both"), Some(Scope::Cluster));
         // Another account's role, a role of the same name but another kind, and a role the
         // operator only binds for others are not the operator's.
-        assert!(!is_bound_to(
-            &role("ClusterRole", "console"),
-            &bindings,
-            manager
-        ));
-        assert!(!is_bound_to(
-            &role("Role", "manager-role"),
-            &bindings,
-            manager
-        ));
-        assert!(!is_bound_to(
-            &role("ClusterRole", "tenant-admin"),
-            &bindings,
-            manager
-        ));
-        // Without any binding, every role is the operator's.
-        assert!(is_bound_to(
-            &role("ClusterRole", "tenant-admin"),
-            &[],
-            manager
-        ));
+        assert_eq!(scope("ClusterRole", "console"), None);
+        assert_eq!(scope("Role", "manager-role"), None);
+        assert_eq!(scope("ClusterRole", "tenant-admin"), None);
+        // Without any binding, every role is the operator's, by its kind.
+        assert_eq!(
+            scope_of(&role("ClusterRole", "tenant-admin"), &[], manager),
+            Some(Scope::Cluster)
+        );
+        assert_eq!(
+            scope_of(&role("Role", "leader-election-role"), &[], manager),
+            Some(Scope::Namespace)
+        );
     }
 
     #[test]

@@ -147,7 +147,11 @@ async fn add_to_runs_the_server_as_one_of_the_managers_runnables() {
     let refused = tokio::net::TcpStream::connect(address)
         .await
         .expect_err("the webhook server still listens after the manager stopped");
-    assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused, "{refused}");
+    assert_eq!(
+        refused.kind(),
+        std::io::ErrorKind::ConnectionRefused,
+        "{refused}"
+    );
 
     // Without its certificate the server cannot start, and the manager stops with that error.
     let empty = tempfile::tempdir().expect("tempdir");
