@@ -45,7 +45,10 @@ mod fleet;
 #[path = "support/procs.rs"]
 mod procs;
 
-use fleet::{client, kubectl_apply, median, sizes, start_dev, start_operator, stat, wait_all};
+use fleet::{
+    client, kubectl_apply, median, repeat, report_medians, sizes, start_dev, start_operator, stat,
+    wait_all,
+};
 use procs::{cpu_secs, peak_rss_mib};
 use serde_json::json;
 
@@ -91,61 +94,70 @@ async fn main() -> ExitCode {
 async fn bench(mode: Mode, report: &mut Report) -> Result<()> {
     let (count, runs) = sizes(mode, "MNI_BENCH_SERVERS", 100, 3)?;
     let binaries = build(mode)?;
-    let mut measured = Vec::new();
-    for run in 1..=runs {
-        eprintln!("baremetal: run {run}/{runs}, {count} servers");
-        let m = fleet(&binaries, count, mode).await?;
-        eprintln!(
-            "  available {:.1} s, provisioned {:.1} s, Redfish/server {:.1} + {:.1}, \
-             RSS operator {:.1} MiB, mni-dev {:.1} MiB",
-            m.to_available,
-            m.to_provisioned,
-            m.requests_available,
-            m.requests_provisioned,
-            m.operator_rss,
-            m.dev_rss
-        );
-        measured.push(m);
-    }
+    let measured = repeat(
+        "baremetal",
+        &format!("{count} servers"),
+        runs,
+        || fleet(&binaries, count, mode),
+        |m: &Run| {
+            format!(
+                "available {:.1} s, provisioned {:.1} s, Redfish/server {:.1} + {:.1}, \
+                 RSS operator {:.1} MiB, mni-dev {:.1} MiB",
+                m.to_available,
+                m.to_provisioned,
+                m.requests_available,
+                m.requests_provisioned,
+                m.operator_rss,
+                m.dev_rss
+            )
+        },
+    )
+    .await?;
+    report_medians(
+        report,
+        &format!("{count} servers"),
+        &measured,
+        &[
+            (
+                "create to all available",
+                "s",
+                |m| m.to_available,
+                Better::Lower,
+            ),
+            (
+                "image set to all provisioned",
+                "s",
+                |m| m.to_provisioned,
+                Better::Lower,
+            ),
+            (
+                "Redfish requests per server, to available",
+                "requests",
+                |m| m.requests_available,
+                Better::Lower,
+            ),
+            (
+                "Redfish requests per server, to provisioned",
+                "requests",
+                |m| m.requests_provisioned,
+                Better::Lower,
+            ),
+            (
+                "operator peak RSS",
+                "MiB",
+                |m| m.operator_rss,
+                Better::Lower,
+            ),
+            (
+                "mni-dev peak RSS (with the Metal3 simulator)",
+                "MiB",
+                |m| m.dev_rss,
+                Better::Lower,
+            ),
+        ],
+    );
     let stat = stat(runs);
     let median_of = |f: fn(&Run) -> f64| median(measured.iter().map(f).collect());
-    let label = |what: &str| format!("{count} servers: {what} ({stat})");
-    report.figure(
-        label("create to all available"),
-        "s",
-        median_of(|m| m.to_available),
-        Better::Lower,
-    );
-    report.figure(
-        label("image set to all provisioned"),
-        "s",
-        median_of(|m| m.to_provisioned),
-        Better::Lower,
-    );
-    report.figure(
-        label("Redfish requests per server, to available"),
-        "requests",
-        median_of(|m| m.requests_available),
-        Better::Lower,
-    );
-    report.figure(
-        label("Redfish requests per server, to provisioned"),
-        "requests",
-        median_of(|m| m.requests_provisioned),
-        Better::Lower,
-    );
-    report.figure(
-        label("operator peak RSS"),
-        "MiB",
-        median_of(|m| m.operator_rss),
-        Better::Lower,
-    );
-    report.figure(
-        label("mni-dev peak RSS (with the Metal3 simulator)"),
-        "MiB",
-        median_of(|m| m.dev_rss),
-        Better::Lower,
-    );
     report.note(format!(
         "CPU per run ({stat}): {:.1} s mni-dev, {:.1} s operator, {:.1} s sushy-emulator ({} builds, durable store)",
         median_of(|m| m.cpu_dev).unwrap_or(f64::NAN),

@@ -35,7 +35,10 @@ mod fleet;
 #[path = "support/procs.rs"]
 mod procs;
 
-use fleet::{client, kubectl_apply, median, sizes, start_dev, start_operator, stat, wait_all};
+use fleet::{
+    client, kubectl_apply, median, repeat, report_medians, sizes, start_dev, start_operator, stat,
+    wait_all,
+};
 use procs::{cpu_secs, peak_rss_mib};
 
 /// Concurrent clients creating the tenants.
@@ -52,6 +55,7 @@ const PER_TENANT: [(&str, &str, usize); 5] = [
 /// What one run measured.
 #[derive(Debug, Clone, Copy)]
 struct Run {
+    count: usize,
     to_ready: f64,
     operator_rss: f64,
     dev_rss: f64,
@@ -80,43 +84,43 @@ async fn main() -> ExitCode {
 async fn bench(mode: Mode, report: &mut Report) -> Result<()> {
     let (count, runs) = sizes(mode, "MNI_BENCH_TENANTS", 100, 5)?;
     let binaries = build(mode)?;
-    let mut measured = Vec::new();
-    for run in 1..=runs {
-        eprintln!("tenants: run {run}/{runs}, {count} tenants");
-        let m = onboard(&binaries, count, mode).await?;
-        eprintln!(
-            "  all Ready in {:.2} s, RSS operator {:.1} MiB, mni-dev {:.1} MiB",
-            m.to_ready, m.operator_rss, m.dev_rss
-        );
-        measured.push(m);
-    }
+    let measured = repeat(
+        "tenants",
+        &format!("{count} tenants"),
+        runs,
+        || onboard(&binaries, count, mode),
+        |m: &Run| {
+            format!(
+                "all Ready in {:.2} s, RSS operator {:.1} MiB, mni-dev {:.1} MiB",
+                m.to_ready, m.operator_rss, m.dev_rss
+            )
+        },
+    )
+    .await?;
+    let per_second = |m: &Run| m.count as f64 / m.to_ready;
+    report_medians(
+        report,
+        &format!("{count} tenants"),
+        &measured,
+        &[
+            ("create to all Ready", "s", |m| m.to_ready, Better::Lower),
+            (
+                "tenants onboarded per second",
+                "tenants/s",
+                per_second,
+                Better::Higher,
+            ),
+            (
+                "operator peak RSS",
+                "MiB",
+                |m| m.operator_rss,
+                Better::Lower,
+            ),
+            ("mni-dev peak RSS", "MiB", |m| m.dev_rss, Better::Lower),
+        ],
+    );
     let stat = stat(runs);
     let median_of = |f: fn(&Run) -> f64| median(measured.iter().map(f).collect());
-    let label = |what: &str| format!("{count} tenants: {what} ({stat})");
-    report.figure(
-        label("create to all Ready"),
-        "s",
-        median_of(|m| m.to_ready),
-        Better::Lower,
-    );
-    report.figure(
-        label("tenants onboarded per second"),
-        "tenants/s",
-        median(measured.iter().map(|m| count as f64 / m.to_ready).collect()),
-        Better::Higher,
-    );
-    report.figure(
-        label("operator peak RSS"),
-        "MiB",
-        median_of(|m| m.operator_rss),
-        Better::Lower,
-    );
-    report.figure(
-        label("mni-dev peak RSS"),
-        "MiB",
-        median_of(|m| m.dev_rss),
-        Better::Lower,
-    );
     report.note(format!(
         "CPU per run ({stat}): {:.1} s mni-dev, {:.1} s operator ({} builds, durable store); \
          each tenant: a namespace, ResourceQuota, LimitRange, NetworkPolicies, admin and \
@@ -202,6 +206,7 @@ async fn onboard(binaries: &Binaries, count: usize, mode: Mode) -> Result<Run> {
     ];
     check_objects(&client, count).await?;
     Ok(Run {
+        count,
         to_ready,
         operator_rss: peak_rss_mib(operator.0.id())?,
         dev_rss: peak_rss_mib(dev.0.id())?,

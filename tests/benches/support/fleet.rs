@@ -10,6 +10,7 @@ use anyhow::{Context as _, Result, bail};
 use futures::TryStreamExt as _;
 use kube::api::{Api, DynamicObject};
 use kube::runtime::watcher;
+use mni_bench::{Better, Report};
 use serde_json::Value;
 
 use crate::procs::Guard;
@@ -72,6 +73,51 @@ pub(crate) fn median(mut values: Vec<f64>) -> Option<f64> {
     } else {
         f64::midpoint(values[mid - 1], values[mid])
     })
+}
+
+/// Runs `one` `runs` times, one after the other, saying on stderr which run starts (`{bench}:
+/// run 1/3, {what}`) and what it measured (`say`); returns the measurements.
+pub(crate) async fn repeat<R, Fut>(
+    bench: &str,
+    what: &str,
+    runs: usize,
+    mut one: impl FnMut() -> Fut,
+    say: impl Fn(&R) -> String,
+) -> Result<Vec<R>>
+where
+    Fut: Future<Output = Result<R>>,
+{
+    let mut measured = Vec::with_capacity(runs);
+    for run in 1..=runs {
+        eprintln!("{bench}: run {run}/{runs}, {what}");
+        let m = one().await?;
+        eprintln!("  {}", say(&m));
+        measured.push(m);
+    }
+    Ok(measured)
+}
+
+/// A figure reported as the median over the runs: what it is, its unit, how it is read from
+/// one run's measurement, and which way is better.
+pub(crate) type Median<R> = (&'static str, &'static str, fn(&R) -> f64, Better);
+
+/// Reports each of `figures` as the median over `measured`, labelled `{what}: {figure}
+/// ({stat})`, e.g. `100 tenants: create to all Ready (median of 3)`.
+pub(crate) fn report_medians<R>(
+    report: &mut Report,
+    what: &str,
+    measured: &[R],
+    figures: &[Median<R>],
+) {
+    let stat = stat(measured.len());
+    for (figure, unit, of, better) in figures {
+        report.figure(
+            format!("{what}: {figure} ({stat})"),
+            *unit,
+            median(measured.iter().map(of).collect()),
+            *better,
+        );
+    }
 }
 
 /// Starts `mni-dev up` (with `extra` arguments, e.g. `--simulate-upstream metal3`) on a free
