@@ -254,6 +254,7 @@ fn tenants_chapter_commands_run() {
             "clusterserviceversion.operators.coreos.com/mni-vm.v0.1.0 condition met",
             "customresourcedefinition.apiextensions.k8s.io/tenants.platform.mni.dev\n",
             "clusterrole.rbac.authorization.k8s.io/mni-platform-tenant-viewer\n",
+            "deployment.apps/mni-platform-controller-manager\ndeployment.apps/mni-platform-console\nservice/mni-platform-console\n",
             "tenant.platform.mni.dev/tenant-sample condition met",
             "tenant-sample            [\"tenant-tenant-sample\"]",
             "resourcequota/",

@@ -513,10 +513,17 @@ fn ui_kinds(csv: &DynamicObject) -> Vec<String> {
 /// per fact, for the person who ran `up`.
 pub(crate) fn console_lines(selection: &Selection, installed: &[Installed]) -> Vec<String> {
     if selection.has_console() {
-        return vec![format!(
-            "console: {CONSOLE_PACKAGE} is installed; serve its front page with `mni-console \
-             --listen 127.0.0.1:8070` (services/platform) and this kubeconfig"
-        )];
+        return vec![
+            format!(
+                "console: {CONSOLE_PACKAGE} installed it as Deployment \
+                 {OPERATORS_NAMESPACE}/{CONSOLE_PACKAGE}-console behind Service \
+                 {CONSOLE_PACKAGE}-console (port 80)"
+            ),
+            "  its pods run only with a real runtime (--runtime process or podman); else serve \
+             the same page with `mni-console --listen 127.0.0.1:8070` (services/platform) and \
+             this kubeconfig"
+                .to_owned(),
+        ];
     }
     let mut lines = vec![format!(
         "console: none ({CONSOLE_PACKAGE} was not chosen); each service serves a web UI per \

@@ -177,6 +177,25 @@ pub fn generate(
             );
         }
     }
+    // The Services the project deploys (the metrics Service, a console's) ship beside the CSV
+    // as operator-sdk ships them, named as the kustomization names them; OLM creates them in
+    // the operator's namespace.
+    for service in &inputs.services {
+        let name = format!(
+            "{}{}",
+            inputs.name_prefix,
+            service
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+        );
+        let mut service = service.clone();
+        if let Some(Value::Object(metadata)) = service.get_mut("metadata") {
+            metadata.insert("name".into(), Value::String(name.clone()));
+            metadata.remove("namespace");
+        }
+        files.insert(format!("manifests/{name}_v1_service.yaml"), yaml(&service));
+    }
     let annotations = [
         (
             "operators.operatorframework.io.bundle.mediatype.v1",
@@ -319,19 +338,24 @@ fn csv(inputs: &ProjectInputs, request: &BundleRequest, package: &str) -> Value 
         }
     }
     let prefix = &inputs.name_prefix;
-    let mut service_account = String::new();
-    let mut manager_account = String::new();
-    let deployments: Vec<Value> = inputs
-        .deployments
-        .iter()
-        .map(|d| {
+    // Each Deployment's ServiceAccount as `config/rbac` names it (the subject of its
+    // bindings), in order of first use.
+    let mut accounts: Vec<String> = Vec::new();
+    let operator = inputs.deployments.iter().map(|d| (d, true));
+    let others = inputs.other_deployments.iter().map(|d| (d, false));
+    let deployments: Vec<Value> = operator
+        .chain(others)
+        .map(|(d, is_operator)| {
             let mut spec = d.get("spec").cloned().unwrap_or(Value::Null);
             if let Some(sa) = spec.pointer_mut("/template/spec/serviceAccountName") {
-                manager_account = sa.as_str().unwrap_or_default().to_owned();
-                *sa = Value::String(format!("{prefix}{}", sa.as_str().unwrap_or_default()));
-                service_account = sa.as_str().unwrap_or_default().to_owned();
+                let account = sa.as_str().unwrap_or_default().to_owned();
+                *sa = Value::String(format!("{prefix}{account}"));
+                if !accounts.contains(&account) {
+                    accounts.push(account);
+                }
             }
-            if let Some(image) = &request.image
+            if is_operator
+                && let Some(image) = &request.image
                 && let Some(containers) = spec
                     .pointer_mut("/template/spec/containers")
                     .and_then(Value::as_array_mut)
@@ -350,13 +374,25 @@ fn csv(inputs: &ProjectInputs, request: &BundleRequest, package: &str) -> Value 
             out
         })
         .collect();
+    // A project without bindings gives every role to the operator's account.
+    if inputs.bindings.is_empty() {
+        accounts.truncate(1);
+    }
     let permissions = |scope: Scope| -> Vec<Value> {
-        inputs
-            .roles
-            .iter()
-            .filter(|r| scope_of(r, &inputs.bindings, &manager_account) == Some(scope))
-            .map(|r| json!({"serviceAccountName": service_account, "rules": r.get("rules").cloned().unwrap_or(json!([]))}))
-            .collect()
+        let mut out = Vec::new();
+        for account in &accounts {
+            for role in inputs
+                .roles
+                .iter()
+                .filter(|r| scope_of(r, &inputs.bindings, account) == Some(scope))
+            {
+                out.push(json!({
+                    "serviceAccountName": format!("{prefix}{account}"),
+                    "rules": role.get("rules").cloned().unwrap_or(json!([])),
+                }));
+            }
+        }
+        out
     };
     let owner = inputs.owner.clone().unwrap_or_else(|| "mNi".to_owned());
     let mut annotations = serde_json::Map::new();

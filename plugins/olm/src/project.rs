@@ -29,8 +29,12 @@ pub(crate) struct ProjectInputs {
     pub(crate) crds: Vec<Value>,
     /// Samples (objects of `config/samples`).
     pub(crate) samples: Vec<Value>,
-    /// Deployments of `config/manager`.
+    /// Deployments of `config/manager`: the operator's (`--image` sets their image).
     pub(crate) deployments: Vec<Value>,
+    /// The other Deployments of the directories `config/default` deploys (a console, say).
+    pub(crate) other_deployments: Vec<Value>,
+    /// The Services of `config/manager` and of the directories `config/default` deploys.
+    pub(crate) services: Vec<Value>,
     /// Roles and ClusterRoles of `config/rbac`.
     pub(crate) roles: Vec<Value>,
     /// RoleBindings and ClusterRoleBindings of `config/rbac`: which roles are the operator's.
@@ -85,9 +89,31 @@ impl ProjectInputs {
         for dir in dirs.iter().filter(|d| d.is_dir()) {
             inputs.crds.extend(read_dir(&dir.join("crd/bases"))?);
             inputs.samples.extend(read_dir(&dir.join("samples"))?);
-            for object in read_dir(&dir.join("manager"))? {
-                if kind(&object) == "Deployment" {
-                    inputs.deployments.push(object);
+            let kustomization = Kustomization::read(&dir.join("default"))?;
+            if inputs.name_prefix.is_empty() {
+                inputs.name_prefix = kustomization.name_prefix.clone();
+            }
+            // The manager's Deployment, then the workloads the kustomization deploys besides
+            // it (say, a console) and every Service it deploys (the metrics Service, the
+            // console's).
+            let manager = dir.join("manager");
+            for object in read_dir(&manager)? {
+                match kind(&object) {
+                    "Deployment" => inputs.deployments.push(object),
+                    "Service" => inputs.services.push(object),
+                    _ => {}
+                }
+            }
+            for listed in kustomization.resource_dirs(&dir.join("default")) {
+                if same_dir(&listed, &manager) {
+                    continue;
+                }
+                for object in read_dir(&listed)? {
+                    match kind(&object) {
+                        "Deployment" => inputs.other_deployments.push(object),
+                        "Service" => inputs.services.push(object),
+                        _ => {}
+                    }
                 }
             }
             for object in read_dir(&dir.join("rbac"))? {
@@ -97,25 +123,54 @@ impl ProjectInputs {
                     _ => {}
                 }
             }
-            if inputs.name_prefix.is_empty() {
-                #[derive(Deserialize)]
-                #[serde(rename_all = "camelCase")]
-                struct Kustomization {
-                    #[serde(default)]
-                    name_prefix: String,
-                }
-                let path = dir.join("default/kustomization.yaml");
-                if let Ok(text) = fs::read_to_string(&path) {
-                    inputs.name_prefix = serde_yaml::from_str::<Kustomization>(&text)
-                        .map(|k| k.name_prefix)
-                        .unwrap_or_default();
-                }
-            }
         }
         if inputs.crds.is_empty() {
             return Err(BundleError::NoCrds(dirs));
         }
         Ok(inputs)
+    }
+}
+
+/// What the bundle reads of `config/default/kustomization.yaml`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Kustomization {
+    #[serde(default)]
+    name_prefix: String,
+    #[serde(default)]
+    resources: Vec<String>,
+}
+
+impl Kustomization {
+    /// The kustomization in `dir`, or an empty one when there is none.
+    fn read(dir: &Path) -> Result<Self, BundleError> {
+        let path = dir.join("kustomization.yaml");
+        let Ok(text) = fs::read_to_string(&path) else {
+            return Ok(Self::default());
+        };
+        serde_yaml::from_str(&text).map_err(|e| BundleError::Invalid {
+            path,
+            message: e.to_string(),
+        })
+    }
+
+    /// The local directories of `resources` (`../manager`), relative to `dir`; files and
+    /// remote resources are left out.
+    fn resource_dirs(&self, dir: &Path) -> Vec<PathBuf> {
+        self.resources
+            .iter()
+            .filter(|r| !r.contains("://"))
+            .map(|r| dir.join(r))
+            .filter(|p| p.is_dir())
+            .collect()
+    }
+}
+
+/// Whether two paths name the same directory.
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
     }
 }
 

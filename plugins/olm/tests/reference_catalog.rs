@@ -55,7 +55,8 @@ fn the_committed_catalog_is_current() {
 
 /// The platform operator's `config/rbac` also holds the console's ClusterRole (bound to the
 /// console's own ServiceAccount) and the ClusterRoles it binds for tenants' groups: neither
-/// is the operator's to hold, so neither is in its CSV's permissions.
+/// is the operator's to hold, so neither is in the operator's permissions. The console ships
+/// as a second Deployment of the CSV, with its role as its own account's permissions.
 #[test]
 fn roles_of_other_accounts_stay_out_of_the_operator_s_permissions() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -70,23 +71,20 @@ fn roles_of_other_accounts_stay_out_of_the_operator_s_permissions() {
     )
     .expect("YAML");
     let install = &csv["spec"]["install"]["spec"];
-    let resources = |key: &str| -> Vec<String> {
+    // The resources `key` grants the ServiceAccount `account`.
+    let resources = |key: &str, account: &str| -> Vec<String> {
         install[key]
             .as_sequence()
             .into_iter()
             .flatten()
-            .inspect(|p| {
-                assert_eq!(
-                    p["serviceAccountName"].as_str(),
-                    Some("mni-platform-controller-manager")
-                );
-            })
+            .filter(|p| p["serviceAccountName"].as_str() == Some(account))
             .flat_map(|p| p["rules"].as_sequence().cloned().unwrap_or_default())
             .flat_map(|r| r["resources"].as_sequence().cloned().unwrap_or_default())
             .filter_map(|r| r.as_str().map(str::to_owned))
             .collect()
     };
-    let cluster = resources("clusterPermissions");
+    let (operator, console) = ("mni-platform-controller-manager", "mni-platform-console");
+    let cluster = resources("clusterPermissions", operator);
     assert!(
         cluster.contains(&"tenants/status".to_owned()),
         "{cluster:?}"
@@ -100,12 +98,43 @@ fn roles_of_other_accounts_stay_out_of_the_operator_s_permissions() {
             "{other} in {cluster:?}"
         );
     }
-    assert!(resources("permissions").contains(&"leases".to_owned()));
-    // The tenant roles it binds ship beside the CSV; the console's role (bound to the
-    // console's account) does not.
-    for role in ["mni-platform-tenant-admin", "mni-platform-tenant-viewer"] {
-        let file = format!("manifests/{role}_rbac.authorization.k8s.io_v1_clusterrole.yaml");
-        assert!(out.join(&file).is_file(), "{file}");
+    assert!(resources("permissions", operator).contains(&"leases".to_owned()));
+    // The console, its own Deployment under its own account, may read Tenants and CSVs and
+    // nothing else.
+    let deployments: Vec<(&str, &str)> = install["deployments"]
+        .as_sequence()
+        .expect("deployments")
+        .iter()
+        .map(|d| {
+            (
+                d["name"].as_str().unwrap_or_default(),
+                d["spec"]["template"]["spec"]["serviceAccountName"]
+                    .as_str()
+                    .unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        deployments,
+        [
+            ("mni-platform-controller-manager", operator),
+            ("mni-platform-console", console)
+        ]
+    );
+    assert_eq!(
+        resources("clusterPermissions", console),
+        ["tenants", "clusterserviceversions"]
+    );
+    assert!(resources("permissions", console).is_empty());
+    // The tenant roles it binds ship beside the CSV, and so do the Services the kustomization
+    // deploys; the console's role is in the CSV, for its account, and does not ship apart.
+    for file in [
+        "mni-platform-tenant-admin_rbac.authorization.k8s.io_v1_clusterrole.yaml",
+        "mni-platform-tenant-viewer_rbac.authorization.k8s.io_v1_clusterrole.yaml",
+        "mni-platform-console_v1_service.yaml",
+        "mni-platform-controller-manager-metrics-service_v1_service.yaml",
+    ] {
+        assert!(out.join("manifests").join(file).is_file(), "{file}");
     }
     assert!(
         !out.join("manifests/console_rbac.authorization.k8s.io_v1_clusterrole.yaml")
